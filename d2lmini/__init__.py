@@ -1,8 +1,12 @@
 """d2lmini: the tested helper library of the bilingual Transformer textbook.
 
 Names and signatures follow the ``d2l`` package ("Dive into Deep Learning") where one
-exists, so that readers of d2l feel at home; every public name is exported here.
+exists, so that readers of d2l feel at home; every public name is exported here::
+
+    import d2lmini as d2l
 """
+
+from importlib import import_module as _import_module
 
 from .utils import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
@@ -10,15 +14,14 @@ from .transformer import *  # noqa: F401,F403
 from .data import *  # noqa: F401,F403
 from .train import *  # noqa: F401,F403
 from .plot import *  # noqa: F401,F403
-from . import attention, data, plot, train, transformer, utils
 
 __version__ = "0.1.0"
 
-__all__ = (
-    utils.__all__
-    + attention.__all__
-    + transformer.__all__
-    + data.__all__
-    + train.__all__
-    + plot.__all__
+#: Modules by concept, in the order the book introduces them. (``d2lmini.plot`` and
+#: ``d2lmini.transformer`` are functions; the modules stay reachable through ``MODULES``.)
+MODULES = tuple(
+    _import_module(f"{__name__}.{name}")
+    for name in ("utils", "attention", "transformer", "data", "train", "plot")
 )
+
+__all__ = [name for module in MODULES for name in module.__all__]
