@@ -1,0 +1,173 @@
+"""Tests of d2lmini.train: masking, loss, clipping, training loop, decoding, BLEU, schedule."""
+
+import math
+
+import pytest
+import torch
+from torch import nn
+
+import d2lmini as d2l
+
+
+def test_sequence_mask():
+    X = torch.tensor([[1, 2, 3], [4, 5, 6]])
+    torch.testing.assert_close(d2l.sequence_mask(X, torch.tensor([1, 2])),
+                               torch.tensor([[1, 0, 0], [4, 5, 0]]))
+    Y = d2l.sequence_mask(torch.ones(2, 3, 4), torch.tensor([1, 2]), value=-1)
+    assert Y[0, 1:].eq(-1).all() and Y[1, :2].eq(1).all()
+
+
+def test_masked_loss_ignores_padding_exactly():
+    loss = d2l.MaskedSoftmaxCELoss()
+    pred, label = torch.randn(3, 4, 10), torch.randint(0, 10, (3, 4))
+    valid = torch.tensor([4, 2, 0])
+    l = loss(pred, label, valid)
+    pred2, label2 = pred.clone(), label.clone()
+    pred2[1, 2:] = torch.randn(2, 10) * 100  # change only the padding
+    label2[1, 2:] = 7
+    torch.testing.assert_close(loss(pred2, label2, valid), l)
+    assert l[2] == 0  # a sequence of valid length 0 contributes nothing
+    expected = nn.functional.cross_entropy(pred[0], label[0], reduction="sum")
+    torch.testing.assert_close(l[0], expected)
+
+
+def test_masked_loss_padding_gets_no_gradient():
+    pred = torch.randn(2, 3, 5, requires_grad=True)
+    d2l.MaskedSoftmaxCELoss()(pred, torch.randint(0, 5, (2, 3)), torch.tensor([1, 3])).sum().backward()
+    assert torch.all(pred.grad[0, 1:] == 0) and pred.grad[1].abs().sum() > 0
+
+
+def test_masked_loss_label_smoothing():
+    pred, label = torch.randn(2, 3, 6), torch.randint(0, 6, (2, 3))
+    valid = torch.tensor([3, 3])
+    smooth = d2l.MaskedSoftmaxCELoss(label_smoothing=0.1)(pred, label, valid)
+    ref = nn.functional.cross_entropy(pred.reshape(-1, 6), label.reshape(-1),
+                                      label_smoothing=0.1, reduction="none").reshape(2, 3)
+    torch.testing.assert_close(smooth, ref.sum(1))
+
+
+def test_grad_clipping():
+    net = nn.Linear(4, 4)
+    (net(torch.ones(1, 4)) * 1000).sum().backward()
+    norm = d2l.grad_clipping(net, 1.0)
+    assert norm > 1
+    total = torch.sqrt(sum((p.grad ** 2).sum() for p in net.parameters()))
+    assert abs(total.item() - 1.0) < 1e-4
+
+
+def test_xavier_init_weights_only_touches_linear():
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(100, 100), nn.LayerNorm(100))
+    net.apply(d2l.xavier_init_weights)
+    bound = math.sqrt(6 / 200)
+    assert net[0].weight.abs().max() <= bound and net[0].weight.std() > bound / 3
+    assert torch.all(net[1].weight == 1)
+
+
+def _copy_task(n=64, steps=6, vocab_size=12, seed=0):
+    """Source: random tokens 3..vocab-1 + <eos> + padding; target: the same sequence."""
+    g = torch.Generator().manual_seed(seed)
+    lens = torch.randint(2, steps, (n,), generator=g)
+    X = torch.randint(3, vocab_size, (n, steps), generator=g)
+    pos = torch.arange(steps)[None, :]
+    X = torch.where(pos < lens[:, None], X, torch.zeros_like(X))  # <pad> = 0
+    X[torch.arange(n), lens] = 2  # <eos> = 2 (lens < steps)
+    valid = lens + 1
+    return X, valid
+
+
+class _ToyVocab:
+    def __init__(self, n):
+        self.idx_to_token = ["<pad>", "<bos>", "<eos>"] + [f"w{i}" for i in range(3, n)]
+        self.token_to_idx = {t: i for i, t in enumerate(self.idx_to_token)}
+
+    def __len__(self):
+        return len(self.idx_to_token)
+
+    def __getitem__(self, tokens):
+        if isinstance(tokens, (list, tuple)):
+            return [self[t] for t in tokens]
+        return self.token_to_idx.get(tokens, 0)
+
+    def to_tokens(self, indices):
+        return [self.idx_to_token[int(i)] for i in indices]
+
+
+def _train_copy(num_epochs=30, **kw):
+    d2l.set_seed(0)
+    X, valid = _copy_task()
+    data = torch.utils.data.DataLoader(
+        torch.utils.data.TensorDataset(X, valid, X, valid), batch_size=16, shuffle=False)
+    net = d2l.transformer(12, 12, 32, 64, 4, 2, 0.0)
+    vocab = _ToyVocab(12)
+    result = d2l.train_seq2seq(net, data, 0.01, num_epochs, vocab, "cpu", animate=False,
+                               progress=False, **kw)
+    return net, vocab, result
+
+
+def test_train_seq2seq_learns_and_reports(capsys):
+    net, vocab, result = _train_copy()
+    assert len(result.losses) == 30 and result.losses[-1] < 0.3 * result.losses[0]
+    assert result.tokens_per_sec > 0 and result.seconds > 0
+    assert "tokens/sec" in capsys.readouterr().out
+    # the trained model copies a sentence (greedy and beam search)
+    sentence = "w5 w9 w4"
+    src_vocab = vocab
+    for beam in (1, 3):
+        out, _ = d2l.predict_seq2seq(net, sentence, src_vocab, vocab, 6, "cpu",
+                                     beam_size=beam)
+        assert out == sentence, (beam, out)
+
+
+def test_train_seq2seq_is_repeatable_bit_for_bit():
+    _, _, a = _train_copy(num_epochs=3)
+    _, _, b = _train_copy(num_epochs=3)
+    assert a.losses == b.losses
+
+
+def test_train_seq2seq_with_scheduler_and_label_smoothing():
+    sched = lambda opt: torch.optim.lr_scheduler.LambdaLR(opt, d2l.transformer_lr_lambda(32, 10))
+    _, _, result = _train_copy(num_epochs=2, scheduler=sched, label_smoothing=0.1)
+    assert len(result.losses) == 2
+
+
+def test_predict_seq2seq_saves_attention_weights():
+    net, vocab, _ = _train_copy(num_epochs=1)
+    out, weights = d2l.predict_seq2seq(net, "w3 w4", vocab, vocab, 5, "cpu",
+                                       save_attention_weights=True)
+    assert 1 <= len(weights) <= 5
+    self_w, cross_w = weights[0][0]
+    assert self_w.shape == (1, 4, 1, 1) and cross_w.shape == (1, 4, 1, 5)
+    assert net.encoder.attention_weights[0].shape == (1, 4, 5, 5)
+    # decoding did not leave the model keeping weights
+    assert not any(m.keep_weights is False for m in net.modules()
+                   if isinstance(m, d2l.MultiHeadAttention))
+
+
+def test_bleu_values():
+    assert d2l.bleu("il est calme .", "il est calme .", k=2) == 1.0
+    assert d2l.bleu("", "va !", k=2) == 0.0
+    # a prediction shorter than k does not divide by zero (d2l's version does)
+    short = d2l.bleu("va", "va !", k=2)
+    assert short == pytest.approx(math.exp(1 - 2 / 1))
+    # clipped precision: "the the the" vs "the cat"
+    assert d2l.bleu("the the the", "the cat", k=1) == pytest.approx((1 / 3) ** 0.5)
+
+
+def test_corpus_bleu_against_nltk():
+    from nltk.translate.bleu_score import SmoothingFunction, corpus_bleu
+    preds = ["il est calme .", "je suis chez moi ."]
+    refs = ["il est calme .", "je suis à la maison ."]
+    expected = corpus_bleu([[r.split()] for r in refs], [p.split() for p in preds],
+                           smoothing_function=SmoothingFunction().method1)
+    assert d2l.corpus_bleu(preds, refs) == pytest.approx(expected)
+    assert d2l.corpus_bleu(preds, preds) == pytest.approx(1.0)
+    assert d2l.corpus_bleu([p.split() for p in preds], refs) == pytest.approx(expected)
+
+
+def test_transformer_lr_lambda_matches_paper():
+    f = d2l.transformer_lr_lambda(512, 4000)
+    assert f(0) == pytest.approx(512 ** -0.5 * 4000 ** -1.5)
+    peak = max(f(s) for s in range(8000))
+    assert peak == pytest.approx(f(3999)) and peak == pytest.approx(512 ** -0.5 * 4000 ** -0.5)
+    assert f(15999) == pytest.approx(512 ** -0.5 * 16000 ** -0.5)

@@ -1,0 +1,180 @@
+"""Tests of d2lmini.transformer: positional encoding, blocks, encoder, decoder and KV cache."""
+
+import math
+
+import pytest
+import torch
+from torch import nn
+
+import d2lmini as d2l
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    torch.manual_seed(0)
+
+
+@pytest.mark.parametrize("d", [4, 7, 32])
+def test_positional_encoding_matches_formula(d):
+    pe = d2l.PositionalEncoding(d, 0.0, max_len=50)
+    P = pe.P[0]
+    for pos in (0, 1, 13, 49):
+        for j in range(d):
+            i = j // 2
+            angle = pos / 10000 ** (2 * i / d)
+            expected = math.sin(angle) if j % 2 == 0 else math.cos(angle)
+            assert abs(P[pos, j].item() - expected) < 1e-5
+
+
+def test_positional_encoding_offset_and_buffer():
+    pe = d2l.PositionalEncoding(8, 0.0, max_len=20)
+    X = torch.zeros(2, 3, 8)
+    torch.testing.assert_close(pe(X, offset=5)[0], pe.P[0, 5:8])
+    assert "P" not in pe.state_dict()  # recomputed, not saved
+    with pytest.raises(ValueError, match="max_len"):
+        pe(torch.zeros(1, 21, 8))
+
+
+def test_position_wise_ffn_acts_per_position():
+    ffn = d2l.PositionWiseFFN(16, 8)
+    X = torch.randn(2, 3, 8)
+    out = ffn(X)
+    assert out.shape == (2, 3, 8)
+    torch.testing.assert_close(out[0, 1], ffn(X[0, 1][None, None])[0, 0])
+    assert d2l.PositionWiseFFN(16, 5, ffn_num_input=3)(torch.randn(1, 2, 3)).shape == (1, 2, 5)
+
+
+def test_add_norm():
+    add_norm = d2l.AddNorm(4, 0.0)
+    X, Y = torch.randn(2, 3, 4), torch.randn(2, 3, 4)
+    out = add_norm(X, Y)
+    torch.testing.assert_close(out, nn.functional.layer_norm(X + Y, (4,)))
+    with pytest.raises(ValueError, match="same shape"):
+        add_norm(X, Y[:, :2])
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_encoder_block_and_encoder_shapes(norm_first):
+    blk = d2l.EncoderBlock(24, 48, 8, 0.5, norm_first=norm_first)
+    assert blk(torch.ones(2, 100, 24), torch.tensor([3, 2])).shape == (2, 100, 24)
+    enc = d2l.TransformerEncoder(200, 24, 48, 8, 2, 0.5, norm_first=norm_first)
+    out = enc(torch.ones(2, 100, dtype=torch.long), torch.tensor([3, 2]))
+    assert out.shape == (2, 100, 24)
+    assert len(enc.attention_weights) == 2 and enc.attention_weights[0].shape == (2, 8, 100, 100)
+
+
+def test_post_ln_output_is_normalised_and_pre_ln_has_final_norm():
+    enc = d2l.TransformerEncoder(50, 16, 32, 4, 2, 0.0).eval()
+    out = enc(torch.randint(0, 50, (2, 6)), torch.tensor([6, 4]))
+    torch.testing.assert_close(out.mean(-1), torch.zeros(2, 6), atol=1e-5, rtol=0)
+    pre = d2l.TransformerEncoder(50, 16, 32, 4, 2, 0.0, norm_first=True)
+    assert isinstance(pre.final_norm, nn.LayerNorm)
+
+
+def _net(norm_first=False, **kw):
+    return d2l.transformer(20, 30, 32, 64, 4, 2, 0.1, norm_first=norm_first, **kw).eval()
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_incremental_decoding_equals_whole_sequence(norm_first):
+    net = _net(norm_first)
+    X, valid = torch.randint(0, 20, (3, 7)), torch.tensor([7, 3, 5])
+    Y = torch.randint(0, 30, (3, 6))
+    with torch.no_grad():
+        full, _ = net(X, Y, valid)
+        state = net.decoder.init_state(net.encoder(X, valid), valid)
+        steps = []
+        for t in range(Y.shape[1]):
+            logits, state = net.decoder(Y[:, t:t + 1], state)
+            steps.append(logits)
+    torch.testing.assert_close(torch.cat(steps, 1), full, atol=1e-5, rtol=1e-5)
+    # the cache holds the projected keys and values: (B * h, t, d_h) per layer
+    k, v = state["self_kv"][0]
+    assert k.shape == v.shape == (3 * 4, 6, 8)
+    assert state["num_steps"] == 6
+
+
+def test_chunked_decoding_equals_whole_sequence():
+    net = _net()
+    X, valid = torch.randint(0, 20, (2, 5)), torch.tensor([5, 2])
+    Y = torch.randint(0, 30, (2, 7))
+    with torch.no_grad():
+        full, _ = net(X, Y, valid)
+        state = net.decoder.init_state(net.encoder(X, valid), valid)
+        a, state = net.decoder(Y[:, :3], state)
+        b, state = net.decoder(Y[:, 3:], state)
+    torch.testing.assert_close(torch.cat([a, b], 1), full, atol=1e-5, rtol=1e-5)
+
+
+def test_decoder_is_causal():
+    net = _net()
+    X, valid = torch.randint(0, 20, (2, 5)), torch.tensor([5, 4])
+    Y = torch.randint(0, 30, (2, 6))
+    Y2 = Y.clone()
+    Y2[:, 4:] = (Y2[:, 4:] + 1) % 30  # change the future
+    with torch.no_grad():
+        a, _ = net(X, Y, valid)
+        b, _ = net(X, Y2, valid)
+    torch.testing.assert_close(a[:, :4], b[:, :4])
+    assert not torch.allclose(a[:, 4:], b[:, 4:])
+
+
+def test_decoder_attention_weights_shapes():
+    net = _net()
+    X, valid = torch.randint(0, 20, (2, 5)), torch.tensor([5, 4])
+    net(X, torch.randint(0, 30, (2, 6)), valid)
+    self_w, cross_w = net.decoder.attention_weights[1]
+    assert self_w.shape == (2, 4, 6, 6) and cross_w.shape == (2, 4, 6, 5)
+    assert torch.all(self_w[0, 0].triu(1) == 0)  # causal
+    assert torch.all(cross_w[1, :, :, 4:] == 0)  # encoder padding
+
+
+def test_reorder_state_selects_batch_entries():
+    net = _net()
+    X, valid = torch.randint(0, 20, (3, 5)), torch.tensor([5, 2, 4])
+    Y = torch.randint(0, 30, (3, 2))
+    with torch.no_grad():
+        state = net.decoder.init_state(net.encoder(X, valid), valid)
+        _, state = net.decoder(Y, state)
+        index = torch.tensor([2, 2, 0])
+        state2 = net.decoder.reorder_state(state, index)
+        nxt = torch.randint(0, 30, (3, 1))
+        out2, _ = net.decoder(nxt[index], state2)
+        out, _ = net.decoder(nxt, state)
+    torch.testing.assert_close(out2, out[index])
+
+
+def test_encoder_decoder_training_shapes():
+    net = _net()
+    net.train()
+    logits, state = net(torch.randint(0, 20, (4, 9)), torch.randint(0, 30, (4, 8)),
+                        torch.tensor([9, 5, 3, 1]))
+    assert logits.shape == (4, 8, 30)
+    assert state["num_steps"] == 8
+
+
+def test_shared_embeddings_and_tied_output():
+    net = d2l.transformer(50, 50, 16, 32, 2, 1, 0.0, share_embeddings=True, tie_output=True)
+    assert net.encoder.embedding is net.decoder.embedding
+    assert net.decoder.dense.weight is net.decoder.embedding.weight
+    untied = d2l.transformer(50, 50, 16, 32, 2, 1, 0.0)
+    assert d2l.num_parameters(untied) - d2l.num_parameters(net) == 2 * 50 * 16
+    with pytest.raises(ValueError, match="src_vocab_size must equal"):
+        d2l.transformer(50, 60, 16, 32, 2, 1, 0.0, share_embeddings=True)
+
+
+def test_transformer_base_is_the_papers_configuration():
+    net = d2l.transformer_base()
+    assert len(net.encoder.blks) == len(net.decoder.blks) == 6
+    assert net.encoder.embedding.weight.shape == (37000, 512)
+    blk = net.encoder.blks[0]
+    assert blk.attention.num_heads == 8 and blk.ffn.dense1.out_features == 2048
+    assert blk.addnorm1.dropout.p == 0.1
+    n = d2l.num_parameters(net)
+    assert 60e6 < n < 66e6  # the paper reports 65M for base (Table 3)
+
+
+def test_num_parameters_counts_shared_once():
+    lin = nn.Linear(3, 3)
+    seq = nn.Sequential(lin, lin)
+    assert d2l.num_parameters(seq) == 12
