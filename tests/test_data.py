@@ -1,0 +1,538 @@
+"""Tests of d2lmini.data: downloads (checksums, cache, mirror, offline), source resolution and its
+announcement, preprocessing, vocabularies, batching, the translation loaders and text8.
+
+No test uses the network: every connection to a host other than 127.0.0.1 fails the test, and
+downloads are exercised against a local ``http.server``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import io
+import re
+import socket
+import threading
+import zipfile
+
+import pytest
+import torch
+
+import d2lmini as d2l
+from d2lmini import data
+
+FOUR_PAIRS = [("go .", "va !"), ("i lost .", "j'ai perdu ."), ("he's calm .", "il est calme ."),
+              ("i'm home .", "je suis chez moi .")]
+
+
+# ---------------------------------------------------------------------------------------------
+# fixtures
+# ---------------------------------------------------------------------------------------------
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch):
+    """Fail any connection that is not to the local test server; no back-off sleeps."""
+    real = socket.create_connection
+
+    def guarded(address, *args, **kwargs):
+        if address[0] not in ("127.0.0.1", "localhost"):
+            raise AssertionError(f"test tried to reach the network: {address}")
+        return real(address, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "create_connection", guarded)
+    monkeypatch.setattr(data.time, "sleep", lambda s: None)
+
+
+@pytest.fixture
+def no_data_dir(monkeypatch, tmp_cache):
+    """Neither a local data directory nor anything in the (empty, temporary) cache."""
+    monkeypatch.delenv("D2LMINI_DATA_DIR", raising=False)
+    return tmp_cache
+
+
+@pytest.fixture
+def real_data(monkeypatch, shared_data_dir, tmp_cache):
+    monkeypatch.setenv("D2LMINI_DATA_DIR", str(shared_data_dir))
+    return shared_data_dir
+
+
+def announcements(out: str) -> list[str]:
+    return [line for line in out.splitlines() if line.startswith("[d2lmini]")]
+
+
+def make_zip(entries: dict[str, str]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, text in entries.items():
+            zf.writestr(name, text)
+    return buf.getvalue()
+
+
+SAMPLE_FRA = "Go.\tVa !\nI lost.\tJ'ai perdu.\nHe's calm.\tIl est calme.\n"
+
+
+class Server:
+    """A local HTTP server: ``files`` maps URL paths to bytes; ``fail_first`` requests get 503."""
+
+    def __init__(self):
+        self.files: dict[str, bytes] = {}
+        self.requests: list[str] = []
+        self.fail_first = 0
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # the name http.server expects
+                server.requests.append(self.path)
+                if server.fail_first > 0:
+                    server.fail_first -= 1
+                    self.send_error(503)
+                    return
+                body = server.files.get(self.path)
+                if body is None:
+                    self.send_error(404)
+                    return
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def server():
+    s = Server()
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def online(monkeypatch):
+    monkeypatch.delenv("D2LMINI_OFFLINE", raising=False)
+    monkeypatch.delenv("D2LMINI_MIRROR", raising=False)
+
+
+@pytest.fixture
+def served_fra(server, monkeypatch):
+    """``fra-eng`` registered at the local server with its correct SHA-1."""
+    body = make_zip({"fra-eng/fra.txt": SAMPLE_FRA, "fra-eng/_about.txt": "test"})
+    server.files["/fra-eng.zip"] = body
+    monkeypatch.setitem(data.DATA_HUB, "fra-eng", (server.url + "/fra-eng.zip",
+                                                   hashlib.sha1(body).hexdigest()))
+    return body
+
+
+# ---------------------------------------------------------------------------------------------
+# downloads
+# ---------------------------------------------------------------------------------------------
+
+def test_data_hub_registry():
+    assert set(d2l.DATA_HUB) == {"fra-eng", "cmn-eng", "text8"}
+    url, sha1 = d2l.DATA_HUB["fra-eng"]
+    assert url == d2l.DATA_URL + "fra-eng.zip" and sha1 == "94646ad1522d915e7b0f9296181140edcf86a4f5"
+    for url, sha1 in d2l.DATA_HUB.values():
+        assert url.startswith("http") and (sha1 is None or re.fullmatch(r"[0-9a-f]{40}", sha1))
+
+
+def test_download_verifies_and_caches(server, served_fra, online, tmp_cache):
+    path = d2l.download("fra-eng")
+    assert path == tmp_cache / "fra-eng.zip" and path.read_bytes() == served_fra
+    assert server.requests == ["/fra-eng.zip"]
+    assert sorted(p.name for p in tmp_cache.iterdir()) == ["fra-eng.zip"]  # no temporary left
+    # a cache hit does not download again
+    assert d2l.download("fra-eng") == path and len(server.requests) == 1
+
+
+def test_download_explicit_cache_dir(server, served_fra, online, tmp_path):
+    path = d2l.download("fra-eng", cache_dir=tmp_path / "other")
+    assert path.parent == tmp_path / "other" and path.is_file()
+
+
+def test_download_wrong_checksum_leaves_nothing(server, served_fra, online, tmp_cache,
+                                                monkeypatch):
+    monkeypatch.setitem(data.DATA_HUB, "fra-eng", (server.url + "/fra-eng.zip", "0" * 40))
+    with pytest.raises(d2l.ChecksumError, match="expected 0000"):
+        d2l.download("fra-eng")
+    assert list(tmp_cache.iterdir()) == []
+
+
+def test_cached_file_with_wrong_checksum_is_fetched_again(server, served_fra, online, tmp_cache):
+    (tmp_cache / "fra-eng.zip").write_bytes(b"corrupted")
+    assert d2l.download("fra-eng").read_bytes() == served_fra
+    assert len(server.requests) == 1
+
+
+def test_download_retries_then_succeeds(server, served_fra, online, tmp_cache):
+    server.fail_first = 2
+    assert d2l.download("fra-eng", retries=3).read_bytes() == served_fra
+    assert len(server.requests) == 3
+
+
+def test_download_gives_up_after_retries(server, online, tmp_cache, monkeypatch):
+    monkeypatch.setitem(data.DATA_HUB, "fra-eng", (server.url + "/missing.zip", None))
+    with pytest.raises(OSError, match="after 2 attempt"):
+        d2l.download("fra-eng", retries=2)
+    assert len(server.requests) == 2 and list(tmp_cache.iterdir()) == []
+
+
+def test_mirror_replaces_canonical_host(server, served_fra, online, tmp_cache, monkeypatch):
+    sha1 = data.DATA_HUB["fra-eng"][1]
+    monkeypatch.setitem(data.DATA_HUB, "fra-eng", ("http://canonical.invalid/d/fra-eng.zip", sha1))
+    server.files["/mirror/fra-eng.zip"] = served_fra
+    monkeypatch.setenv("D2LMINI_MIRROR", server.url + "/mirror/")
+    assert d2l.download("fra-eng").read_bytes() == served_fra
+    assert server.requests == ["/mirror/fra-eng.zip"]
+
+
+def test_offline_refuses_network(server, served_fra, tmp_cache):
+    with pytest.raises(d2l.OfflineError) as info:
+        d2l.download("fra-eng")
+    message = str(info.value)
+    for hint in ("D2LMINI_OFFLINE", "D2LMINI_DATA_DIR", "D2LMINI_MIRROR", str(tmp_cache)):
+        assert hint in message
+    assert server.requests == []
+
+
+def test_offline_uses_cached_file(server, served_fra, tmp_cache):
+    (tmp_cache / "fra-eng.zip").write_bytes(served_fra)
+    assert d2l.download("fra-eng").read_bytes() == served_fra and server.requests == []
+
+
+def test_download_extract(server, served_fra, online, tmp_cache):
+    folder = d2l.download_extract("fra-eng")
+    assert folder == tmp_cache / "fra-eng"
+    assert (folder / "fra-eng" / "fra.txt").read_text(encoding="utf-8") == SAMPLE_FRA
+    assert d2l.download_extract("fra-eng", "fra-eng") == folder / "fra-eng"
+    assert not [p for p in tmp_cache.iterdir() if p.name.endswith(".part")]
+
+
+def test_unknown_dataset_names_known_ones():
+    with pytest.raises(KeyError, match="fra-eng"):
+        d2l.download("ptb")
+    with pytest.raises(ValueError, match="retries"):
+        d2l.download("fra-eng", retries=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# source resolution and the announcement line
+# ---------------------------------------------------------------------------------------------
+
+def test_read_data_nmt_from_local_data_dir(real_data, capsys):
+    text = d2l.read_data_nmt()
+    assert text.startswith("Go.\tVa !")
+    lines = announcements(capsys.readouterr().out)
+    assert lines == [f"[d2lmini] fra-eng: local data dir {real_data / 'fra-eng' / 'fra.txt'}"]
+
+
+def test_read_data_from_cache(no_data_dir, capsys):
+    target = no_data_dir / "fra-eng" / "fra-eng" / "fra.txt"
+    target.parent.mkdir(parents=True)
+    target.write_text(SAMPLE_FRA, encoding="utf-8")
+    assert d2l.read_data_nmt() == SAMPLE_FRA
+    assert announcements(capsys.readouterr().out) == [f"[d2lmini] fra-eng: cache {target}"]
+
+
+def test_read_data_downloads_then_uses_cache(server, served_fra, online, no_data_dir, capsys):
+    assert d2l.read_data_nmt() == SAMPLE_FRA
+    (line,) = announcements(capsys.readouterr().out)
+    assert line.startswith("[d2lmini] fra-eng: downloaded from " + server.url)
+    assert d2l.read_data_nmt() == SAMPLE_FRA
+    (line,) = announcements(capsys.readouterr().out)
+    assert line.startswith("[d2lmini] fra-eng: cache ") and len(server.requests) == 1
+
+
+def test_failed_download_falls_back(server, online, no_data_dir, monkeypatch, capsys):
+    monkeypatch.setitem(data.DATA_HUB, "fra-eng", (server.url + "/missing.zip", None))
+    text = d2l.read_data_nmt()
+    (line,) = announcements(capsys.readouterr().out)
+    assert "offline fallback shipped in the package" in line and "download failed" in line
+    assert "Go.\tVa !" in text
+
+
+def test_bad_checksum_is_not_hidden_by_fallback(server, served_fra, online, no_data_dir,
+                                                monkeypatch):
+    monkeypatch.setitem(data.DATA_HUB, "fra-eng", (server.url + "/fra-eng.zip", "f" * 40))
+    with pytest.raises(d2l.ChecksumError):
+        d2l.read_data_nmt()
+
+
+def test_offline_fallback_fra(no_data_dir, capsys):
+    text = d2l.read_data_nmt()
+    (line,) = announcements(capsys.readouterr().out)
+    assert line.startswith("[d2lmini] fra-eng: offline fallback shipped in the package")
+    assert "D2LMINI_OFFLINE=1" in line
+    source, target = d2l.tokenize_nmt(d2l.preprocess_nmt(text))
+    assert 250 <= len(source) <= 600
+    pairs = {(" ".join(s), " ".join(t)) for s, t in zip(source, target)}
+    assert set(FOUR_PAIRS) <= pairs
+    assert len({" ".join(s) for s in source}) == len(source)  # one translation per sentence
+
+
+def test_offline_fallback_cmn(no_data_dir, capsys):
+    text = d2l.read_data_cmn()
+    (line,) = announcements(capsys.readouterr().out)
+    assert line.startswith("[d2lmini] cmn-eng: offline fallback shipped in the package")
+    source, target = d2l.tokenize_cmn(d2l.preprocess_cmn(text))
+    assert len(source) >= 250
+    pairs = {(" ".join(s), "".join(t)) for s, t in zip(source, target)}
+    assert ("i like tea .", "我喜欢茶。") in pairs and ("help me .", "帮帮我。") in pairs
+    assert all(len(row.split("\t")) == 3 for row in text.strip().split("\n"))
+
+
+# ---------------------------------------------------------------------------------------------
+# preprocessing and tokenisation
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("raw, expected", [
+    ("Go.\tVa\u202f!", "go .\tva !"),
+    ("Hello, World!", "hello , world !"),
+    ("Who?\tQui\xa0?", "who ?\tqui ?"),
+    ("already spaced .", "already spaced ."),
+    (".start", ".start"),            # nothing before the first character
+    ("A.B", "a .b"),                 # d2l inserts only before punctuation
+    ("Wait...", "wait . . ."),
+])
+def test_preprocess_nmt(raw, expected):
+    assert d2l.preprocess_nmt(raw) == expected
+
+
+def test_tokenize_nmt():
+    text = "go .\tva !\nno tab here\ni lost .\tj'ai perdu .\textra column\n\nhi .\tsalut ."
+    source, target = d2l.tokenize_nmt(text)
+    assert source == [["go", "."], ["i", "lost", "."], ["hi", "."]]
+    assert target == [["va", "!"], ["j'ai", "perdu", "."], ["salut", "."]]
+    assert d2l.tokenize_nmt(text, num_examples=2)[0] == source[:2]  # exactly num_examples
+    with pytest.raises(ValueError, match="num_examples"):
+        d2l.tokenize_nmt(text, num_examples=0)
+
+
+def test_preprocess_and_tokenize_cmn():
+    raw = "Hi.\t嗨 。\tCC-BY 2.0 (France) Attribution\nI'm Tom!\t我是 汤姆！\tx\nno tab"
+    text = d2l.preprocess_cmn(raw)
+    assert text == "hi .\t嗨。\ni'm tom !\t我是汤姆！"
+    source, target = d2l.tokenize_cmn(text)
+    assert source == [["hi", "."], ["i'm", "tom", "!"]]
+    assert target == [["嗨", "。"], ["我", "是", "汤", "姆", "！"]]
+    assert d2l.tokenize_cmn(text, num_examples=1) == ([["hi", "."]], [["嗨", "。"]])
+
+
+def test_text_must_be_str():
+    for fn in (d2l.preprocess_nmt, d2l.tokenize_nmt, d2l.preprocess_cmn, d2l.tokenize_cmn):
+        with pytest.raises(ValueError, match="text"):
+            fn(["not", "a", "str"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Vocab
+# ---------------------------------------------------------------------------------------------
+
+def test_vocab_order_reserved_unk():
+    tokens = [["b", "a", "c", "a"], ["b", "d", "a"]]
+    vocab = d2l.Vocab(tokens, reserved_tokens=["<pad>", "<bos>"])
+    assert vocab.idx_to_token == ["<unk>", "<pad>", "<bos>", "a", "b", "c", "d"]
+    assert vocab.token_freqs == [("a", 3), ("b", 2), ("c", 1), ("d", 1)]  # ties alphabetical
+    assert vocab.unk == 0 and vocab["never seen"] == 0 and vocab["<pad>"] == 1
+    assert len(vocab) == 7 and "a" in vocab and "z" not in vocab
+    # the same counts in another order give the same indices
+    assert d2l.Vocab([["d", "a", "b"], ["a", "c", "b", "a"]],
+                     reserved_tokens=["<pad>", "<bos>"]).idx_to_token == vocab.idx_to_token
+
+
+def test_vocab_min_freq_and_lookup_roundtrip():
+    vocab = d2l.Vocab("the cat saw the dog and the cat ran".split(), min_freq=2)
+    assert vocab.idx_to_token == ["<unk>", "the", "cat"]
+    line = ["the", "cat", "ran"]
+    assert vocab[line] == [1, 2, 0]
+    assert vocab.to_tokens(vocab[line]) == ["the", "cat", "<unk>"]
+    assert vocab[[line, ("cat",)]] == [[1, 2, 0], [2]]  # nested lists and tuples
+    assert vocab.to_tokens(torch.tensor([[1, 2]])) == [["the", "cat"]]
+    assert vocab.to_tokens(2) == "cat"
+    with pytest.raises(ValueError, match="index"):
+        vocab.to_tokens(3)
+    with pytest.raises(ValueError, match="min_freq"):
+        d2l.Vocab(["a"], min_freq=-1)
+    assert len(d2l.Vocab()) == 1  # just <unk>
+
+
+def test_vocab_reserved_token_not_duplicated():
+    vocab = d2l.Vocab(["<pad>", "x", "x"], reserved_tokens=["<pad>"])
+    assert vocab.idx_to_token == ["<unk>", "<pad>", "x"]
+
+
+# ---------------------------------------------------------------------------------------------
+# padding, arrays, batches, splits
+# ---------------------------------------------------------------------------------------------
+
+def test_truncate_pad():
+    assert d2l.truncate_pad([1, 2, 3], 5, 0) == [1, 2, 3, 0, 0]
+    assert d2l.truncate_pad([1, 2, 3], 2, 0) == [1, 2]
+    assert d2l.truncate_pad([], 2, 9) == [9, 9]
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="num_steps must be a positive int"):
+            d2l.truncate_pad([1], bad, 0)
+
+
+def test_build_array_nmt():
+    vocab = d2l.Vocab([["a", "b", "c"]], reserved_tokens=["<pad>", "<bos>", "<eos>"])
+    pad, eos = vocab["<pad>"], vocab["<eos>"]
+    array, valid_len = d2l.build_array_nmt([["a"], ["a", "b", "c", "z"]], vocab, 4)
+    assert array.dtype == torch.int64 and valid_len.dtype == torch.int64
+    assert array.tolist() == [[vocab["a"], eos, pad, pad],
+                              [vocab["a"], vocab["b"], vocab["c"], 0]]  # truncated: no <eos>
+    assert valid_len.tolist() == [2, 4]
+    empty, empty_len = d2l.build_array_nmt([], vocab, 3)
+    assert empty.shape == (0, 3) and empty_len.shape == (0,)
+    with pytest.raises(ValueError, match="<eos>"):
+        d2l.build_array_nmt([["a"]], d2l.Vocab(["a"], reserved_tokens=["<pad>"]), 3)
+
+
+def test_load_array():
+    X, y = torch.arange(20).reshape(10, 2), torch.arange(10)
+    batches = list(d2l.load_array((X, y), 4, is_train=False))
+    assert [len(b[1]) for b in batches] == [4, 4, 2] and batches[0][1].tolist() == [0, 1, 2, 3]
+    order = lambda seed: torch.cat([b[1] for b in d2l.load_array((X, y), 3, seed=seed)]).tolist()
+    assert order(1) == order(1) and sorted(order(1)) == list(range(10))
+    assert order(1) != order(2)
+    with pytest.raises(ValueError, match="batch_size"):
+        d2l.load_array((X, y), 0)
+    with pytest.raises(ValueError, match="first dimension"):
+        d2l.load_array((X, y[:5]), 2)
+
+
+def test_split_nmt():
+    source, target = [[str(i)] for i in range(50)], [[f"t{i}"] for i in range(50)]
+    train_s, train_t, test_s, test_t = d2l.split_nmt(source, target, 0.2, seed=3)
+    assert len(test_s) == 10 and len(train_s) == 40
+    assert sorted(train_s + test_s, key=lambda t: int(t[0])) == source
+    assert all(t[0] == "t" + s[0] for s, t in zip(train_s + test_s, train_t + test_t))
+    assert d2l.split_nmt(source, target, 0.2, seed=3)[2] == test_s
+    assert d2l.split_nmt(source, target, 0.2, seed=4)[2] != test_s
+    with pytest.raises(ValueError, match="test_fraction"):
+        d2l.split_nmt(source, target, 1.0)
+    with pytest.raises(ValueError, match="same length"):
+        d2l.split_nmt(source, target[:3])
+
+
+# ---------------------------------------------------------------------------------------------
+# the loaders
+# ---------------------------------------------------------------------------------------------
+
+def check_batches(train_iter, src_vocab, tgt_vocab, batch_size, num_steps, n):
+    batches = list(train_iter)
+    assert sum(len(b[0]) for b in batches) == n
+    X, X_valid_len, Y, Y_valid_len = batches[0]
+    assert X.shape == Y.shape == (batch_size, num_steps) and X.dtype == Y.dtype == torch.int64
+    assert X_valid_len.shape == Y_valid_len.shape == (batch_size,)
+    assert X_valid_len.min() >= 1 and X_valid_len.max() <= num_steps
+    for vocab in (src_vocab, tgt_vocab):
+        assert vocab.idx_to_token[:4] == ["<unk>", "<pad>", "<bos>", "<eos>"]
+    # padding starts exactly at the valid length
+    mask = torch.arange(num_steps)[None, :] < X_valid_len[:, None]
+    assert torch.equal(X == src_vocab["<pad>"], ~mask)
+
+
+def test_load_data_nmt_real_data(real_data, capsys):
+    train_iter, src_vocab, tgt_vocab = d2l.load_data_nmt(64, 10, 600)
+    assert announcements(capsys.readouterr().out) == [
+        f"[d2lmini] fra-eng: local data dir {real_data / 'fra-eng' / 'fra.txt'}"]
+    check_batches(train_iter, src_vocab, tgt_vocab, 64, 10, 600)
+    for eng, fra in FOUR_PAIRS:
+        assert 0 not in src_vocab[eng.split()] and 0 not in tgt_vocab[fra.split()]
+
+
+def test_load_data_nmt_fallback_is_trainable_vocabulary(no_data_dir, capsys):
+    train_iter, src_vocab, tgt_vocab = d2l.load_data_nmt(64, 10, 600)
+    (line,) = announcements(capsys.readouterr().out)
+    assert "offline fallback" in line
+    n = len(d2l.tokenize_nmt(d2l.preprocess_nmt(d2l.read_data_nmt()))[0])
+    check_batches(train_iter, src_vocab, tgt_vocab, 64, 10, n)
+    for eng, fra in FOUR_PAIRS:  # every word of the four test sentences is known (min_freq 2)
+        assert 0 not in src_vocab[eng.split()] and 0 not in tgt_vocab[fra.split()]
+
+
+def test_load_data_nmt_is_repeatable(real_data):
+    first = lambda: next(iter(d2l.load_data_nmt(8, 6, 100)[0]))[0]
+    d2l.set_seed(0)
+    a = first()
+    d2l.set_seed(0)
+    assert torch.equal(a, first())
+
+
+def test_load_data_cmn_real_data(real_data, capsys):
+    train_iter, src_vocab, tgt_vocab = d2l.load_data_cmn(32, 12, 500)
+    assert announcements(capsys.readouterr().out) == [
+        f"[d2lmini] cmn-eng: local data dir {real_data / 'cmn-eng' / 'cmn.txt'}"]
+    check_batches(train_iter, src_vocab, tgt_vocab, 32, 12, 500)
+    assert all(len(t) == 1 for t in tgt_vocab.idx_to_token[4:])  # one character per token
+    assert "。" in tgt_vocab and "？" in tgt_vocab
+
+
+def test_load_data_cmn_fallback(no_data_dir, capsys):
+    _, _, tgt_vocab = d2l.load_data_cmn(16, 10)
+    assert "offline fallback" in announcements(capsys.readouterr().out)[0]
+    assert all(len(t) == 1 for t in tgt_vocab.idx_to_token[4:])
+    assert 0 not in tgt_vocab[list("我喜欢茶。")]
+
+
+@pytest.mark.parametrize("loader", [d2l.load_data_nmt, d2l.load_data_cmn])
+@pytest.mark.parametrize("args, name", [((0, 10), "batch_size"), ((8, 0), "num_steps"),
+                                        ((8, 10, -5), "num_examples"),
+                                        ((8.0, 10), "batch_size"), ((8, "10"), "num_steps")])
+def test_loaders_reject_bad_arguments(loader, args, name, capsys):
+    with pytest.raises(ValueError, match=f"{name} must be a positive int"):
+        loader(*args)
+    assert capsys.readouterr().out == ""  # validated before any data is read
+
+
+# ---------------------------------------------------------------------------------------------
+# text8
+# ---------------------------------------------------------------------------------------------
+
+def test_text8_from_data_dir(tmp_path, monkeypatch, tmp_cache, capsys):
+    words = [f"w{i % 7}" for i in range(25_003)]
+    (tmp_path / "text8").mkdir()
+    (tmp_path / "text8" / "text8").write_text(" " + " ".join(words), encoding="ascii")
+    monkeypatch.setenv("D2LMINI_DATA_DIR", str(tmp_path))
+    sentences = d2l.load_text8()
+    assert [len(s) for s in sentences] == [10_000, 10_000, 5_003]
+    assert [w for s in sentences for w in s] == words
+    assert announcements(capsys.readouterr().out) == [
+        f"[d2lmini] text8: local data dir {tmp_path / 'text8' / 'text8'}"]
+    assert [len(s) for s in d2l.load_text8(max_words=12_345)] == [10_000, 2_345]
+
+
+def test_text8_gensim_fallback(no_data_dir, capsys):
+    sentences = d2l.load_text8(max_words=30_000)
+    (line,) = announcements(capsys.readouterr().out)
+    assert "gensim Wikipedia sample" in line and "offline fallback" in line
+    assert [len(s) for s in sentences] == [10_000, 10_000, 10_000]
+    words = [w for s in sentences for w in s]
+    assert all(re.fullmatch(r"[a-z]+", w) for w in words)
+    assert {"the", "of", "and"} <= set(words)
+    assert (no_data_dir / "text8-gensim-sample" / "text8").is_file()  # built once, cached
+    assert d2l.load_text8(max_words=100)[0] == words[:100]
+
+
+def test_text8_cleaning_spells_digits():
+    assert data._text8_clean("In 1984, Orwell's <b>novel</b>!") == (
+        "in one nine eight four orwell s b novel b")
+
+
+def test_text8_rejects_bad_max_words():
+    with pytest.raises(ValueError, match="max_words"):
+        d2l.load_text8(max_words=0)
+
+
+def test_all_exported():
+    for name in data.__all__:
+        assert getattr(d2l, name) is getattr(data, name)
