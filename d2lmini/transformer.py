@@ -148,8 +148,11 @@ class TransformerEncoder(nn.Module):
                  embedding: nn.Embedding | None = None) -> None:
         super().__init__()
         self.num_hiddens = num_hiddens
-        self.embedding = embedding if embedding is not None else nn.Embedding(
-            vocab_size, num_hiddens)
+        if embedding is None:
+            embedding = nn.Embedding(vocab_size, num_hiddens)
+            # entries of size about 1/sqrt(d), as for the paper's shared embedding
+            nn.init.normal_(embedding.weight, std=num_hiddens ** -0.5)
+        self.embedding = embedding
         self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)
         self.blks = nn.ModuleList([
             EncoderBlock(num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias, norm_first)
@@ -160,7 +163,7 @@ class TransformerEncoder(nn.Module):
     def forward(self, X: torch.Tensor, valid_lens: torch.Tensor | None = None) -> torch.Tensor:
         if X.dim() != 2:
             raise ValueError(f"X must have shape (batch_size, num_steps); got {tuple(X.shape)}")
-        # The embedding's values are small (about 1/sqrt(d)); scaling by sqrt(d) puts them on
+        # The embedding's entries are about 1/sqrt(d); scaling by sqrt(d) puts them on
         # the same scale as the positional encoding in [-1, 1].
         X = self.pos_encoding(self.embedding(X) * math.sqrt(self.num_hiddens))
         for i, blk in enumerate(self.blks):
@@ -245,8 +248,11 @@ class TransformerDecoder(nn.Module):
         super().__init__()
         self.num_hiddens = num_hiddens
         self.num_layers = num_layers
-        self.embedding = embedding if embedding is not None else nn.Embedding(
-            vocab_size, num_hiddens)
+        if embedding is None:
+            embedding = nn.Embedding(vocab_size, num_hiddens)
+            # entries of size about 1/sqrt(d), as for the paper's shared embedding
+            nn.init.normal_(embedding.weight, std=num_hiddens ** -0.5)
+        self.embedding = embedding
         self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)
         self.blks = nn.ModuleList([
             DecoderBlock(num_hiddens, ffn_num_hiddens, num_heads, dropout, i, use_bias,
@@ -336,11 +342,10 @@ def transformer(src_vocab_size: int, tgt_vocab_size: int, num_hiddens: int = 512
             "share_embeddings needs one shared vocabulary: src_vocab_size must equal "
             f"tgt_vocab_size; got {src_vocab_size} and {tgt_vocab_size}"
         )
-    src_emb = nn.Embedding(src_vocab_size, num_hiddens)
-    tgt_emb = src_emb if share_embeddings else nn.Embedding(tgt_vocab_size, num_hiddens)
     encoder = TransformerEncoder(src_vocab_size, num_hiddens, ffn_num_hiddens, num_heads,
                                  num_layers, dropout, use_bias, norm_first=norm_first,
-                                 max_len=max_len, embedding=src_emb)
+                                 max_len=max_len)
+    tgt_emb = encoder.embedding if share_embeddings else None
     decoder = TransformerDecoder(tgt_vocab_size, num_hiddens, ffn_num_hiddens, num_heads,
                                  num_layers, dropout, use_bias, norm_first=norm_first,
                                  max_len=max_len, embedding=tgt_emb, tie_output=tie_output)

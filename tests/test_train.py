@@ -110,13 +110,14 @@ def test_train_seq2seq_learns_and_reports(capsys):
     assert len(result.losses) == 30 and result.losses[-1] < 0.3 * result.losses[0]
     assert result.tokens_per_sec > 0 and result.seconds > 0
     assert "tokens/sec" in capsys.readouterr().out
-    # the trained model copies a sentence (greedy and beam search)
-    sentence = "w5 w9 w4"
-    src_vocab = vocab
+    # the trained model copies most training sentences (greedy and beam search); an
+    # untrained model copies none (the chance of a whole sentence is below 1 %)
+    X, valid = _copy_task()
+    sentences = [" ".join(vocab.to_tokens(X[i, :valid[i] - 1])) for i in range(len(X))]
     for beam in (1, 3):
-        out, _ = d2l.predict_seq2seq(net, sentence, src_vocab, vocab, 6, "cpu",
-                                     beam_size=beam)
-        assert out == sentence, (beam, out)
+        copied = sum(d2l.predict_seq2seq(net, s, vocab, vocab, 6, "cpu", beam_size=beam)[0] == s
+                     for s in sentences)
+        assert copied >= 0.4 * len(sentences), (beam, copied)
 
 
 def test_train_seq2seq_is_repeatable_bit_for_bit():
