@@ -1,0 +1,204 @@
+"""The full two-edition build (README: ``python tools/build_book.py``) and checks on its HTML.
+
+The build runs once per session (the jupyter cache in ``_build/.jupyter_cache`` makes a rebuild
+without code changes quick); every check below reads its output in ``_build/html``.
+"""
+from __future__ import annotations
+
+import re
+from html import unescape
+from pathlib import Path
+
+import pytest
+from bookbuild import BUILD, HTML, LANGS, ROOT, build, notebooks, search_index, toc_files
+from bs4 import BeautifulSoup
+
+pytestmark = pytest.mark.book
+
+HREFLANG = {"zh": "zh-CN", "en": "en"}
+OTHER = {"zh": "en", "en": "zh"}
+# interface strings that Sphinx / the theme translate (pydata-sphinx-theme, sphinx-book-theme)
+ZH_UI = ["搜索", "上一页", "下一页"]
+EN_UI = ["Search", "previous", "next"]
+EXCEPTION_RE = re.compile(r"Traceback \(most recent call last\)|\b[A-Z]\w*(?:Error|Exception)\b\s*:")
+
+
+@pytest.fixture(scope="session")
+def book():
+    build()
+    return HTML
+
+
+def soup(path: Path) -> BeautifulSoup:
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_edition_and_every_page_rendered(book, lang):
+    missing = [n for n in toc_files() if not (book / lang / f"{n}.html").is_file()]
+    assert not missing, f"{lang}: pages not rendered: {missing}"
+    for name in toc_files():
+        s = soup(book / lang / f"{name}.html")
+        main = s.find("main") or s.find("article")
+        assert main is not None and main.find(["h1"]), f"{lang}/{name}.html has no title"
+
+
+def test_root_language_chooser(book):
+    text = (book / "index.html").read_text(encoding="utf-8")
+    assert 'href="zh/index.html"' in text and 'href="en/index.html"' in text
+    assert "navigator.languages" in text
+    assert "中文" in text and "English" in text
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_no_error_output(book, lang):
+    problems = []
+    for name in toc_files():
+        s = soup(book / lang / f"{name}.html")
+        for block in s.select(".output.stderr, .output.traceback, .output.error"):
+            problems.append(f"{name}: stderr/error output block: {block.get_text()[:200]!r}")
+        for out in s.select(".cell_output"):
+            text = out.get_text()
+            if EXCEPTION_RE.search(text):
+                problems.append(f"{name}: error in cell output: {text[:300]!r}")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_glue_resolved(book, lang):
+    for name in toc_files():
+        text = unescape((book / lang / f"{name}.html").read_text(encoding="utf-8"))
+        body = text[text.find("<main"):]
+        assert "{glue" not in body and "glue:text" not in body, f"{lang}/{name}: unresolved glue"
+    # every glue use in the source shows up as rendered text, not as the role markup
+    for name in toc_files():
+        src = ROOT / "book" / lang / f"{name}.md"
+        if src.exists() and "{glue" in src.read_text(encoding="utf-8"):
+            s = soup(book / lang / f"{name}.html")
+            assert s.select("span.pasted-text, span.pasted-inline, div.pasted-text, .pasted-inline"), (
+                f"{lang}/{name}: uses glue but no pasted value in the page"
+            )
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_language_and_ui_strings(book, lang):
+    for name in toc_files():
+        s = soup(book / lang / f"{name}.html")
+        assert s.html.get("lang") == HREFLANG[lang], f"{lang}/{name}: <html lang={s.html.get('lang')}>"
+    text = (book / lang / "mha-numpy.html").read_text(encoding="utf-8")
+    for ui in ZH_UI if lang == "zh" else EN_UI:
+        assert ui in text, f"{lang}: interface string {ui!r} missing"
+    if lang == "zh":
+        assert "Search" not in soup(book / lang / "search.html").title.get_text()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_hreflang_and_switcher(book, lang):
+    other = OTHER[lang]
+    for name in toc_files():
+        s = soup(book / lang / f"{name}.html")
+        alts = {l["hreflang"]: l["href"] for l in s.find_all("link", rel="alternate") if l.get("hreflang")}
+        assert set(alts) == {"zh-CN", "en", "x-default"}, f"{lang}/{name}: {alts}"
+        for code, href in alts.items():
+            target = (book / lang / href).resolve()
+            assert target.is_file(), f"{lang}/{name}: hreflang {code} -> missing {href}"
+        assert alts[HREFLANG[other]].endswith(f"{other}/{name}.html")
+        switch = s.select("a.book-lang-switch")
+        assert len(switch) == 1, f"{lang}/{name}: language switcher missing"
+        assert switch[0]["href"] == f"../{other}/{name}.html"
+        assert (book / lang / switch[0]["href"]).resolve() == (book / other / f"{name}.html").resolve()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_launch_buttons_point_at_exported_notebooks(book, lang):
+    for name in notebooks(lang):
+        text = (book / lang / f"{name}.html").read_text(encoding="utf-8")
+        colab = re.findall(r'https://colab\.research\.google\.com/github/[^"]+', text)
+        binder = re.findall(r'https://mybinder\.org/v2/gh/[^"]+', text)
+        assert colab and colab[0].endswith(f"/blob/notebooks/{lang}/{name}.ipynb"), (name, colab)
+        assert binder and binder[0].endswith(f"/notebooks?urlpath=tree/{lang}/{name}.ipynb"), (name, binder)
+
+
+def test_zh_search_finds_attention_chapters(book):
+    idx = search_index("zh")
+    docs = idx["docnames"]
+    t = idx["terms"].get("注意力")
+    hits = set(t if isinstance(t, list) else [t] if t is not None else [])
+    tt = idx["titleterms"].get("注意力")
+    hits |= set(tt if isinstance(tt, list) else [tt] if tt is not None else [])
+    found = {docs[i] for i in hits}
+    assert {"mha-numpy", "attention-pytorch"} <= found, f"注意力 -> {sorted(found)}"
+    # jieba segmentation, not one term per run of Chinese characters
+    assert "多头注意力" in idx["terms"] or "多头" in idx["terms"]
+
+
+def test_en_search_finds_attention(book):
+    idx = search_index("en")
+    t = idx["terms"].get("attent")  # Porter stem of "attention"
+    assert t, "no 'attention' in the en search index"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_execution_report_lists_every_notebook_ok(book, lang):
+    s = soup(book / lang / "execution-report.html")
+    table = s.find("table")
+    assert table is not None, "execution report has no table"
+    rows = {}
+    for tr in table.find_all("tr")[1:]:
+        cells = [td.get_text(strip=True) for td in tr.find_all("td")]
+        if cells:
+            rows[cells[0]] = cells
+    expected = notebooks(lang)
+    missing = [n for n in expected if n not in rows]
+    assert not missing, f"{lang}: not in the execution report: {missing}"
+    bad = {n: rows[n][-1] for n in expected if rows[n][-1] != "✅"}
+    assert not bad, f"{lang}: notebooks without status ok: {bad}"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_bibliography(book, lang):
+    s = soup(book / lang / "bibliography.html")
+    text = s.get_text()
+    assert "attention is all you need" in text.lower() and "Vaswani" in text
+    # citations in chapters link into the bibliography page
+    idx = (book / lang / "index.html").read_text(encoding="utf-8")
+    assert "bibliography.html#id" in idx
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_api_reference(book, lang):
+    s = soup(book / lang / "api.html")
+    names = {dt.get("id") for dt in s.select("dl.py dt[id]")}
+    assert "d2lmini.attention.masked_softmax" in names or any(n and n.startswith("d2lmini.") for n in names)
+    assert len(names) >= 10, f"{lang}: only {len(names)} documented objects"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_solutions_collapsed(book, lang):
+    s = soup(book / lang / "mha-numpy.html")
+    sols = s.select(".solution")
+    assert sols, "no solutions rendered"
+    assert all("dropdown" in sol.get("class", []) for sol in sols), "a solution is not collapsed"
+
+
+def test_mathjax_local(book):
+    for lang in LANGS:
+        text = (book / lang / "mha-numpy.html").read_text(encoding="utf-8")
+        m = re.search(r'<script[^>]+src="([^"]*mathjax[^"]*)"', text)
+        assert m and not m.group(1).startswith(("http:", "https:", "//")), "MathJax not served locally"
+        assert (book / lang / m.group(1).split("?")[0]).is_file()
+
+
+def test_student_edition_has_no_solutions(book):
+    build("--student", "--lang", "en")
+    out = BUILD / "student" / "en"
+    full = soup(HTML / "en" / "mha-numpy.html").select(".solution")
+    assert full, "full edition has solutions"
+    s = soup(out / "mha-numpy.html")
+    assert not s.select(".solution"), "student edition still shows solutions"
+    assert s.select(".exercise"), "student edition lost its exercises"
+    # gated solutions (solution-start ... solution-end) take their code cells with them
+    src = (ROOT / "book" / "en" / "mha-numpy.md").read_text(encoding="utf-8")
+    if "{solution-start}" in src:
+        n_full = len(soup(HTML / "en" / "mha-numpy.html").select("div.cell"))
+        assert len(s.select("div.cell")) < n_full, "code of gated solutions is still in the page"

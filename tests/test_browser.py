@@ -1,0 +1,160 @@
+"""The built book in a real browser: Debian's Chromium, headless, driven by Playwright.
+
+Serves ``_build/html`` on 127.0.0.1 (no internet needed: MathJax is served from the site),
+opens both editions, follows the language switcher, checks math, figures, search and the
+collapsed exercise solutions, and saves screenshots into ``_build/screenshots/``.
+"""
+from __future__ import annotations
+
+import functools
+import http.server
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+from bookbuild import BUILD, HTML, build
+
+pytestmark = [pytest.mark.browser, pytest.mark.book]
+
+CHROMIUM = "/usr/bin/chromium"
+SHOTS = BUILD / "screenshots"
+CHAPTER = "mha-numpy"  # has math, figures, plots and exercises in both editions
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def site():
+    build()
+    handler = functools.partial(_Quiet, directory=str(HTML))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
+        pytest.fail("Debian's chromium is needed for the browser test (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        yield b
+        b.close()
+
+
+@pytest.fixture()
+def page(browser, site):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
+    # no request may leave the machine: the book must work offline
+    outside = []
+
+    def route(r):
+        if r.request.url.startswith(site) or r.request.url.startswith("data:"):
+            r.continue_()
+        else:
+            outside.append(r.request.url)
+            r.abort()
+
+    ctx.route("**/*", route)
+    pg = ctx.new_page()
+    errors = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.outside, pg.js_errors = outside, errors
+    yield pg
+    ctx.close()
+
+
+def _open(page, url):
+    page.goto(url, wait_until="load")
+    page.wait_for_load_state("networkidle")
+
+
+def _check_images(page, where):
+    broken = page.evaluate(
+        "() => Array.from(document.images).filter(i => i.complete && i.naturalWidth === 0 && i.offsetParent !== null).map(i => i.src)"
+    )
+    assert not broken, f"{where}: broken images {broken}"
+
+
+def _check_math(page, where):
+    page.wait_for_selector("mjx-container", state="attached", timeout=30_000)
+    n = page.locator("mjx-container").count()
+    assert n > 0, f"{where}: MathJax did not render"
+    assert page.locator("mjx-merror").count() == 0, f"{where}: MathJax errors"
+
+
+@pytest.mark.parametrize("lang,other", [("zh", "en"), ("en", "zh")])
+def test_landing_chapter_and_switcher(page, site, lang, other):
+    _open(page, f"{site}/{lang}/index.html")
+    assert page.locator("html").get_attribute("lang") == ("zh-CN" if lang == "zh" else "en")
+    _check_images(page, f"{lang}/index")
+    page.screenshot(path=str(SHOTS / f"{lang}-index.png"))
+
+    _open(page, f"{site}/{lang}/{CHAPTER}.html")
+    _check_math(page, f"{lang}/{CHAPTER}")
+    _check_images(page, f"{lang}/{CHAPTER}")
+    page.screenshot(path=str(SHOTS / f"{lang}-{CHAPTER}.png"))
+
+    switch = page.locator("a.book-lang-switch")
+    assert switch.count() == 1 and switch.is_visible(), "language switcher not visible"
+    switch.click()
+    page.wait_for_load_state("load")
+    assert page.url == f"{site}/{other}/{CHAPTER}.html"
+    assert page.locator("html").get_attribute("lang") == ("zh-CN" if other == "zh" else "en")
+    page.screenshot(path=str(SHOTS / f"{lang}-switched-to-{other}.png"))
+    assert not page.outside, f"requests left the machine: {page.outside[:5]}"
+    assert not page.js_errors, f"JavaScript errors: {page.js_errors}"
+
+
+def test_solution_collapsed_then_expands(page, site):
+    _open(page, f"{site}/zh/{CHAPTER}.html")
+    sol = page.locator(".solution.dropdown").first
+    sol.scroll_into_view_if_needed()
+    body = sol.locator(".admonition-title ~ *").first
+    assert not body.is_visible(), "solution is visible before clicking"
+    page.screenshot(path=str(SHOTS / "zh-solution-collapsed.png"))
+    sol.locator(".admonition-title").click()
+    body.wait_for(state="visible", timeout=5_000)
+    page.screenshot(path=str(SHOTS / "zh-solution-open.png"))
+
+
+@pytest.mark.parametrize("lang,query,expect", [("zh", "注意力", "多头注意力"), ("en", "attention", "attention")])
+def test_search(page, site, lang, query, expect):
+    _open(page, f"{site}/{lang}/search.html?q={query}")
+    page.wait_for_selector("#search-results ul.search li", timeout=60_000)
+    results = page.locator("#search-results ul.search li")
+    assert results.count() >= 2, f"{lang}: search for {query!r} found {results.count()} pages"
+    hrefs = [results.nth(i).locator("a").first.get_attribute("href") for i in range(results.count())]
+    assert any("mha-numpy" in h for h in hrefs) and any("attention-pytorch" in h for h in hrefs), hrefs
+    page.screenshot(path=str(SHOTS / f"{lang}-search.png"))
+
+
+@pytest.mark.parametrize("locale,first", [("zh-CN", "zh"), ("en-US", "en")])
+def test_root_chooser(browser, site, locale, first):
+    ctx = browser.new_context(locale=locale)
+    pg = ctx.new_page()
+    pg.goto(f"{site}/index.html")
+    links = pg.locator("#choices a")
+    assert links.count() == 2 and links.nth(0).is_visible() and links.nth(1).is_visible()
+    assert links.nth(0).get_attribute("data-lang") == first
+    assert "preferred" in (links.nth(0).get_attribute("class") or "")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    pg.screenshot(path=str(SHOTS / f"root-{locale}.png"))
+    links.nth(1).click()
+    pg.wait_for_load_state("load")
+    assert pg.url.endswith(f"/{'en' if first == 'zh' else 'zh'}/index.html")
+    ctx.close()
