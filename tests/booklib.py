@@ -1,0 +1,243 @@
+"""Helpers shared by the book-content tests (parity, text checks, @save blocks, export).
+
+Everything here parses the MyST Markdown chapters in ``book/zh`` and ``book/en`` without
+executing them.
+"""
+from __future__ import annotations
+
+import difflib
+import io
+import re
+import tokenize
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK = ROOT / "book"
+LANGS = ("zh", "en")
+BACK_MATTER = {"index", "glossary", "api", "bibliography", "execution-report"}
+
+LABEL_RE = re.compile(r"^\(([A-Za-z0-9_:.\-]+)\)=\s*$", re.M)
+HEADING_RE = re.compile(r"^(#{1,6})\s+\S")
+GLUE_USE_RE = re.compile(r"\{glue(?::[a-z]+)?\}`([^`]+)`")
+GLUE_DEF_RE = re.compile(r"""\bglue\(\s*(f?)(['"])([^'"]+)\2""")
+CITE_RE = re.compile(r"\{cite(?::[a-z]+)?\}`([^`]+)`")
+REF_RE = re.compile(r"\{(?:ref|numref|eq)\}`([^`]+)`")
+FIG_RE = re.compile(r"^\s*[`:]{3,}\{(figure|image)\}\s*(\S+)", re.M)
+EXERCISE_RE = re.compile(r"^([`:]{3,})\{exercise\}[^\n]*\n(.*?)^\1\s*$", re.M | re.S)
+SOLUTION_RE = re.compile(r"^[`:]{3,}\{(solution|solution-start)\}\s*(\S+)", re.M)
+
+
+def chapter_files(lang: str, suffix: str = ".md") -> list[Path]:
+    return sorted((BOOK / lang).glob(f"*{suffix}"))
+
+
+def all_relpaths(lang: str) -> set[str]:
+    base = BOOK / lang
+    return {
+        p.relative_to(base).as_posix()
+        for p in base.rglob("*")
+        if p.is_file() and not any(part.startswith((".", "_")) for part in p.relative_to(base).parts)
+    }
+
+
+def pair_names() -> list[str]:
+    return sorted({p.name for lang in LANGS for p in chapter_files(lang)})
+
+
+def is_chapter(name: str) -> bool:
+    return Path(name).stem not in BACK_MATTER
+
+
+def read_notebook(path: Path):
+    import jupytext
+
+    return jupytext.read(path, fmt="md:myst")
+
+
+def header(text: str) -> str:
+    """The YAML front matter (between the first two ``---`` lines), or ''."""
+    m = re.match(r"\A---\n(.*?\n)---\n", text, re.S)
+    return m.group(1) if m else ""
+
+
+def strip_comments(src: str) -> str:
+    """Remove ``#`` comments (tokenize keeps ``#`` inside strings), trailing spaces, blank lines.
+
+    IPython magics (``%``/``!`` lines) are kept verbatim after removing a trailing comment-free
+    normalisation, because they are not Python.
+    """
+    lines = src.splitlines()
+    magic = {i: ln for i, ln in enumerate(lines) if ln.lstrip().startswith(("%", "!"))}
+    py = "\n".join("pass" if i in magic else ln for i, ln in enumerate(lines)) + "\n"
+    try:
+        toks = list(tokenize.generate_tokens(io.StringIO(py).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        out = [re.sub(r"\s+#[^'\"]*$", "", ln).rstrip() for ln in lines]
+        return "\n".join(ln for ln in out if ln.strip())
+    comments: dict[int, int] = {}
+    for tok in toks:
+        if tok.type == tokenize.COMMENT:
+            comments[tok.start[0]] = tok.start[1]
+    out = []
+    for i, ln in enumerate(lines, start=1):
+        if (i - 1) in magic:
+            out.append(magic[i - 1].rstrip())
+            continue
+        if i in comments:
+            ln = ln[: comments[i]]
+        ln = ln.rstrip()
+        if ln.strip():
+            out.append(ln)
+    return "\n".join(out)
+
+
+def code_cells(nb) -> list[tuple[int, str, list]]:
+    """(index among code cells, comment-stripped source, tags) for every code cell."""
+    res = []
+    k = 0
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        tags = sorted(cell.metadata.get("tags", []))
+        res.append((k, strip_comments(cell.source), tags))
+        k += 1
+    return res
+
+
+def prose(text: str) -> str:
+    """The Markdown text with code-cell bodies removed (so ``{glue}`` roles in code don't count)."""
+    return re.sub(r"^```\{code-cell\}.*?^```\s*$", "", text, flags=re.M | re.S)
+
+
+def headings(text: str) -> list[int]:
+    """Heading levels in order, ignoring lines inside fenced blocks (code, directives)."""
+    levels = []
+    fence = None
+    for ln in text.splitlines():
+        m = re.match(r"^\s*(`{3,}|~{3,})", ln)
+        if m:
+            tick = m.group(1)
+            if fence is None:
+                fence = tick
+            elif tick.startswith(fence[0]) and len(tick) >= len(fence) and ln.strip() == tick:
+                fence = None
+            continue
+        if fence is None:
+            h = HEADING_RE.match(ln)
+            if h:
+                levels.append(len(h.group(1)))
+    return levels
+
+
+def exercise_labels(text: str) -> list[str]:
+    labels = []
+    for m in EXERCISE_RE.finditer(text):
+        lm = re.search(r"^:label:\s*(\S+)", m.group(2), re.M)
+        labels.append(lm.group(1) if lm else "<exercise without :label:>")
+    return labels
+
+
+def solution_targets(text: str) -> list[tuple[str, str]]:
+    return [(m.group(1), m.group(2)) for m in SOLUTION_RE.finditer(text)]
+
+
+def directive_labels(text: str) -> list[str]:
+    return re.findall(r"^:(?:label|name):\s*(\S+)", text, re.M)
+
+
+def glue_uses(text: str) -> set[str]:
+    return {m.group(1).split(":")[0].strip() for m in GLUE_USE_RE.finditer(prose(text))}
+
+
+def glue_defs(nb) -> set[str]:
+    names = set()
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            names |= {m.group(1) + m.group(3) for m in GLUE_DEF_RE.finditer(cell.source)}
+    return names
+
+
+def glue_defined(name: str, defs: set[str]) -> bool:
+    """Is ``name`` produced by one of ``defs``? An f-string ``f"ch7_x_{k}"`` matches ``ch7_x_*``."""
+    for d in defs:
+        if d.startswith("f"):
+            pat = "".join(".+" if part.startswith("{") else re.escape(part)
+                          for part in re.split(r"(\{[^}]*\})", d[1:]))
+            if re.fullmatch(pat, name):
+                return True
+        elif d == name:
+            return True
+    return False
+
+
+def cite_keys(text: str) -> set[str]:
+    keys = set()
+    for m in CITE_RE.finditer(prose(text)):
+        keys |= {k.strip() for k in m.group(1).split(",") if k.strip()}
+    return keys
+
+
+def ref_targets(text: str) -> set[str]:
+    out = set()
+    for m in REF_RE.finditer(prose(text)):
+        t = m.group(1)
+        am = re.search(r"<([^>]+)>\s*$", t)
+        out.add(am.group(1) if am else t.strip())
+    return out
+
+
+def figure_targets(text: str, lang: str) -> list[str]:
+    res = []
+    for _kind, target in FIG_RE.findall(text):
+        res.append(re.sub(rf"(^|/)({lang})(/|$)", r"\1<lang>\3", target))
+    return res
+
+
+def udiff(a, b, name_a="zh", name_b="en") -> str:
+    if isinstance(a, str):
+        a = a.splitlines()
+    if isinstance(b, str):
+        b = b.splitlines()
+    return "\n".join(
+        difflib.unified_diff([str(x) for x in a], [str(x) for x in b], name_a, name_b, lineterm="")
+    )
+
+
+def compare_pair(zh_path: Path, en_path: Path) -> list[str]:
+    """All parity problems between two chapter files, as human-readable messages."""
+    problems: list[str] = []
+    zt = zh_path.read_text(encoding="utf-8")
+    et = en_path.read_text(encoding="utf-8")
+    name = en_path.name
+    if header(zt) != header(et):
+        problems.append(f"{name}: jupytext headers differ:\n{udiff(header(zt), header(et))}")
+    znb, enb = read_notebook(zh_path), read_notebook(en_path)
+    zc, ec = code_cells(znb), code_cells(enb)
+    if len(zc) != len(ec):
+        problems.append(
+            f"{name}: {len(zc)} code cells in zh, {len(ec)} in en; first cell sources:\n"
+            + udiff([c[1].splitlines()[0] if c[1] else "" for c in zc],
+                    [c[1].splitlines()[0] if c[1] else "" for c in ec])
+        )
+    for (k, zs, ztags), (_, es, etags) in zip(zc, ec):
+        if zs != es:
+            problems.append(
+                f"{name}: code cell #{k + 1} differs (comments stripped):\n" + udiff(zs, es)
+            )
+        if ztags != etags:
+            problems.append(f"{name}: code cell #{k + 1} tags differ: zh {ztags} vs en {etags}")
+    checks = [
+        ("MyST labels (name)=", LABEL_RE.findall(zt), LABEL_RE.findall(et)),
+        ("heading levels", headings(zt), headings(et)),
+        ("exercise labels", exercise_labels(zt), exercise_labels(et)),
+        ("solutions", solution_targets(zt), solution_targets(et)),
+        ("directive :label:s", directive_labels(zt), directive_labels(et)),
+        ("figure/image targets", figure_targets(zt, "zh"), figure_targets(et, "en")),
+        ("glue names used in prose", sorted(glue_uses(zt)), sorted(glue_uses(et))),
+        ("glue names defined", sorted(glue_defs(znb)), sorted(glue_defs(enb))),
+        ("{cite} keys", sorted(cite_keys(zt)), sorted(cite_keys(et))),
+    ]
+    for what, a, b in checks:
+        if a != b:
+            problems.append(f"{name}: {what} differ:\n{udiff(a, b)}")
+    return problems

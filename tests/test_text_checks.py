@@ -1,0 +1,175 @@
+"""Content checks on the chapters of both editions (no execution needed)."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from booklib import (
+    BOOK, LANGS, ROOT, chapter_files, cite_keys, exercise_labels, glue_defs, glue_uses,
+    is_chapter, read_notebook, glue_defined, ref_targets, solution_targets, LABEL_RE, directive_labels,
+)
+
+MISTRANSLATIONS = {
+    "变压器": "Transformer",
+    "辍学": "暂退法（dropout）",
+    "位置明智": "逐位置（position-wise）",
+    "剩余连接": "残差连接",
+    "回归神经网络": "循环神经网络",
+    "致密层": "全连接层",
+}
+# The glossary lists the terms to avoid inside a block opened by this marker (a
+# ``{list-table}`` with ``:class: terms-to-avoid``); only that block may contain them.
+AVOID_CLASS = "terms-to-avoid"
+PLACEHOLDERS = re.compile(r"\b(TODO|FIXME|TBD|XXX)\b|lorem", re.I)
+SUMMARY_HEADINGS = re.compile(r"^#{2,3}\s+(Summary|小结|总结)\s*$", re.M)
+
+ALL_MD = [p for lang in LANGS for p in chapter_files(lang)]
+CHAPTERS = [p for p in ALL_MD if is_chapter(p.name)]
+
+
+def _id(p):
+    return f"{p.parent.name}/{p.name}"
+
+
+def _avoid_block_lines(text: str) -> set[int]:
+    """1-based line numbers inside a directive block with ``:class: terms-to-avoid``."""
+    lines = text.splitlines()
+    allowed: set[int] = set()
+    i = 0
+    while i < len(lines):
+        m = re.match(r"^([`:]{3,})\{", lines[i])
+        if m:
+            fence = m.group(1)
+            j = i + 1
+            while j < len(lines) and lines[j].strip() != fence:
+                j += 1
+            block = lines[i:j + 1]
+            if any(re.match(rf"^:class:.*\b{AVOID_CLASS}\b", ln) for ln in block):
+                allowed.update(range(i + 1, j + 2))
+            i = j + 1
+            continue
+        i += 1
+    return allowed
+
+
+def find_mistranslations(text: str) -> list[tuple[int, str]]:
+    allowed = _avoid_block_lines(text)
+    hits = []
+    for n, ln in enumerate(text.splitlines(), start=1):
+        for bad in MISTRANSLATIONS:
+            if bad in ln and n not in allowed:
+                hits.append((n, bad))
+    return hits
+
+
+@pytest.mark.parametrize("path", [p for p in ALL_MD if p.parent.name == "zh"], ids=_id)
+def test_no_mistranslations(path):
+    hits = find_mistranslations(path.read_text(encoding="utf-8"))
+    assert not hits, "\n".join(
+        f"{_id(path)}:{n}: '{bad}' -> use '{MISTRANSLATIONS[bad]}'" for n, bad in hits
+    )
+
+
+def test_mistranslation_check_can_fail():
+    text = "Transformer 不是变压器。\n```{list-table}\n:class: terms-to-avoid\n* - 变压器\n```\n"
+    assert find_mistranslations(text) == [(1, "变压器")]
+
+
+@pytest.mark.parametrize("path", ALL_MD, ids=_id)
+def test_no_placeholders(path):
+    hits = [
+        f"{_id(path)}:{n}: {ln.strip()}"
+        for n, ln in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if PLACEHOLDERS.search(ln)
+    ]
+    assert not hits, "placeholder text:\n" + "\n".join(hits)
+
+
+def exercise_problems(text: str) -> list[str]:
+    probs = []
+    ex = exercise_labels(text)
+    sols = solution_targets(text)
+    if len(ex) < 4:
+        probs.append(f"only {len(ex)} {{exercise}} blocks (need >= 4)")
+    solved = {t for _, t in sols}
+    for label in ex:
+        if label not in solved:
+            probs.append(f"exercise {label} has no solution")
+    for _, t in sols:
+        if t not in ex:
+            probs.append(f"solution for unknown exercise {t}")
+    gated = re.findall(
+        r"^[`:]{3,}\{solution-start\}.*?^[`:]{3,}\{solution-end\}", text, re.M | re.S
+    )
+    if not any("{code-cell}" in block for block in gated):
+        probs.append("no solution with code (gated solution-start/solution-end with a code-cell)")
+    if not SUMMARY_HEADINGS.search(text):
+        probs.append("no summary section (## Summary / ## 小结)")
+    return probs
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=_id)
+def test_exercises_solutions_summary(path):
+    probs = exercise_problems(path.read_text(encoding="utf-8"))
+    assert not probs, f"{_id(path)}:\n" + "\n".join(probs)
+
+
+def test_exercise_check_can_fail():
+    assert exercise_problems("```{exercise}\n:label: ex-a\n\nText.\n```\n")
+
+
+@pytest.mark.parametrize("path", ALL_MD, ids=_id)
+def test_glue_names_defined(path):
+    text = path.read_text(encoding="utf-8")
+    defs = glue_defs(read_notebook(path))
+    missing = sorted(n for n in glue_uses(text) if not glue_defined(n, defs))
+    assert not missing, f"{_id(path)}: glue names used in prose but never glue()d: {missing}"
+
+
+def test_no_committed_notebooks():
+    ipynb = sorted(str(p.relative_to(ROOT)) for p in BOOK.rglob("*.ipynb"))
+    assert not ipynb, f".ipynb files under book/ (chapters are .md only): {ipynb}"
+
+
+@pytest.mark.parametrize("path", ALL_MD, ids=_id)
+def test_no_output_blocks(path):
+    nb = read_notebook(path)
+    with_out = [
+        i for i, c in enumerate(nb.cells)
+        if c.cell_type == "code" and (c.get("outputs") or c.get("execution_count"))
+    ]
+    assert not with_out, f"{_id(path)}: code cells with stored outputs: {with_out}"
+
+
+def bib_keys() -> set[str]:
+    bib = ROOT / "references.bib"
+    if not bib.exists():
+        return set()
+    return set(re.findall(r"^\s*@\w+\s*\{\s*([^,\s]+)\s*,", bib.read_text(encoding="utf-8"), re.M))
+
+
+@pytest.mark.parametrize("path", ALL_MD, ids=_id)
+def test_cite_keys_exist(path):
+    keys = cite_keys(path.read_text(encoding="utf-8"))
+    if keys and not (ROOT / "references.bib").exists():
+        pytest.fail("references.bib is missing at the repository root")
+    missing = sorted(keys - bib_keys())
+    assert not missing, f"{_id(path)}: {{cite}} keys not in references.bib: {missing}"
+
+
+def edition_labels(lang: str) -> set[str]:
+    labels: set[str] = set()
+    for p in chapter_files(lang):
+        t = p.read_text(encoding="utf-8")
+        labels |= set(LABEL_RE.findall(t)) | set(directive_labels(t))
+        labels |= set(re.findall(r"\$\$\s*\(([A-Za-z0-9_:.\-]+)\)\s*$", t, re.M))  # $$ ... $$ (eq-x)
+        labels.add(p.stem)  # {ref}`index` style document references
+    return labels
+
+
+@pytest.mark.parametrize("path", ALL_MD, ids=_id)
+def test_ref_targets_exist(path):
+    known = edition_labels(path.parent.name)
+    missing = sorted(ref_targets(path.read_text(encoding="utf-8")) - known)
+    assert not missing, f"{_id(path)}: {{ref}} targets without a label in this edition: {missing}"
