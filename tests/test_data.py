@@ -14,6 +14,7 @@ import re
 import socket
 import threading
 import zipfile
+from pathlib import Path
 
 import pytest
 import torch
@@ -536,3 +537,17 @@ def test_text8_rejects_bad_max_words():
 def test_all_exported():
     for name in data.__all__:
         assert getattr(d2l, name) is getattr(data, name)
+
+
+def test_get_cache_dir_order(tmp_path, monkeypatch):
+    monkeypatch.delenv("D2LMINI_CACHE_DIR", raising=False)
+    assert d2l.get_cache_dir() == Path.home() / ".cache" / "d2lmini"
+    monkeypatch.setenv("D2LMINI_CACHE_DIR", str(tmp_path / "env"))
+    assert d2l.get_cache_dir() == tmp_path / "env"
+    assert d2l.get_cache_dir(tmp_path / "arg") == tmp_path / "arg"  # an argument wins
+    assert not (tmp_path / "env").exists()  # nothing is created
+
+
+def test_dataset_files_name_the_layout_of_the_data_dir():
+    assert d2l.DATASET_FILES["fra-eng"] == "fra-eng/fra.txt"
+    assert set(d2l.DATASET_FILES) <= set(d2l.DATA_HUB)

@@ -107,6 +107,7 @@ def _train_copy(num_epochs=30, **kw):
 
 def test_train_seq2seq_learns_and_reports(capsys):
     net, vocab, result = _train_copy()
+    assert isinstance(result, d2l.TrainResult) and result.device == "cpu"
     assert len(result.losses) == 30 and result.losses[-1] < 0.3 * result.losses[0]
     assert result.tokens_per_sec > 0 and result.seconds > 0
     assert "tokens/sec" in capsys.readouterr().out

@@ -178,3 +178,19 @@ def test_num_parameters_counts_shared_once():
     lin = nn.Linear(3, 3)
     seq = nn.Sequential(lin, lin)
     assert d2l.num_parameters(seq) == 12
+
+
+def test_decoder_and_encoder_decoder_built_by_hand_like_d2l():
+    """d2l's way: TransformerEncoder, TransformerDecoder and EncoderDecoder built separately."""
+    enc = d2l.TransformerEncoder(20, 16, 32, 4, 2, 0.0)
+    dec = d2l.TransformerDecoder(30, 16, 32, 4, 2, 0.0)
+    assert all(isinstance(b, d2l.DecoderBlock) for b in dec.blks) and len(dec.blks) == 2
+    net = d2l.EncoderDecoder(enc, dec).eval()
+    X, valid = torch.randint(0, 20, (2, 5)), torch.tensor([5, 3])
+    Y = torch.randint(0, 30, (2, 4))
+    logits, state = net(X, Y, valid)
+    assert logits.shape == (2, 4, 30)
+    state2 = dec.init_state(enc(X, valid), valid)
+    torch.testing.assert_close(dec(Y, state2)[0], logits)
+    blk = d2l.DecoderBlock(16, 32, 4, 0.0, 0)
+    assert blk.i == 0

@@ -78,3 +78,15 @@ def test_use_svg_display_and_set_figsize():
     d2l.set_figsize((2, 1))
     import matplotlib.pyplot as plt
     assert tuple(plt.rcParams["figure.figsize"]) == (2, 1)
+
+
+def test_set_axes_applies_every_setting():
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots()
+    ax.plot([1, 10], [1, 100], label="a")
+    d2l.set_axes(ax, "x", "y", [1, 10], [1, 100], "log", "linear", ["curve"])
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("x", "y")
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "linear"
+    assert tuple(ax.get_xlim()) == (1, 10) and tuple(ax.get_ylim()) == (1, 100)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["curve"]
+    plt.close(fig)
