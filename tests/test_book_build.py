@@ -202,3 +202,14 @@ def test_student_edition_has_no_solutions(book):
     if "{solution-start}" in src:
         n_full = len(soup(HTML / "en" / "mha-numpy.html").select("div.cell"))
         assert len(s.select("div.cell")) < n_full, "code of gated solutions is still in the page"
+
+
+def test_zh_paragraphs_have_no_breaks_between_chinese_characters(book):
+    """A soft line break of the source renders as a space; between two Chinese characters it
+    must be gone (tools/_sphinx_ext/book_i18n.py joins them), while English keeps its spaces."""
+    cjk = "\u4e00-\u9fff\u3000-\u303f\uff00-\uffef"
+    gap = re.compile(f"[{cjk}]\\n[{cjk}]")
+    for name in toc_files():
+        for p in soup(book / "zh" / f"{name}.html").select("article p"):
+            text = p.get_text()
+            assert not gap.search(text), f"zh/{name}: a break between characters in {text[:80]!r}"
