@@ -14,6 +14,7 @@ from .transformer import *  # noqa: F401,F403
 from .data import *  # noqa: F401,F403
 from .train import *  # noqa: F401,F403
 from .plot import *  # noqa: F401,F403
+from .distributed import *  # noqa: F401,F403
 
 __version__ = "0.1.0"
 
@@ -21,7 +22,8 @@ __version__ = "0.1.0"
 #: ``d2lmini.transformer`` are functions; the modules stay reachable through ``MODULES``.)
 MODULES = tuple(
     _import_module(f"{__name__}.{name}")
-    for name in ("utils", "attention", "transformer", "data", "train", "plot")
+    for name in ("utils", "attention", "transformer", "data", "train", "plot",
+                 "distributed")
 )
 
 __all__ = [name for module in MODULES for name in module.__all__]

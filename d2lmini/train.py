@@ -104,6 +104,28 @@ def _in_notebook() -> bool:
     return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
 
 
+def _teacher_forcing_loss(net: nn.Module, batch: Sequence[torch.Tensor],
+                          loss: MaskedSoftmaxCELoss, bos: int, device: torch.device,
+                          amp: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """One teacher-forced forward pass: the batch ``(X (B, S), X_valid_len (B,), Y (B, T),
+    Y_valid_len (B,))`` is moved to ``device``, the decoder reads ``<bos>`` followed by
+    ``Y[:, :-1]``. Returns ``(l, n)``: the summed token loss (scalar) and the number of
+    target tokens (scalar int64), so that ``l / n`` is the mean loss per token.
+
+    With ``amp`` (CUDA only) the model runs under bfloat16 autocast and the loss is computed
+    in float32 from the logits."""
+    X, X_valid_len, Y, Y_valid_len = (t.to(device, non_blocking=True) for t in batch)
+    bos_col = torch.full((Y.shape[0], 1), bos, dtype=Y.dtype, device=device)
+    dec_input = torch.cat([bos_col, Y[:, :-1]], dim=1)  # teacher forcing
+    if amp:
+        with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+            Y_hat, _ = net(X, dec_input, X_valid_len)
+        Y_hat = Y_hat.float()
+    else:
+        Y_hat, _ = net(X, dec_input, X_valid_len)
+    return loss(Y_hat, Y, Y_valid_len).sum(), Y_valid_len.sum()
+
+
 def train_seq2seq(net: nn.Module, data_iter: Iterable, lr: float, num_epochs: int,
                   tgt_vocab: Any, device: torch.device | str, *,
                   label_smoothing: float = 0.0, grad_clip: float | None = 1.0,
@@ -151,12 +173,7 @@ def train_seq2seq(net: nn.Module, data_iter: Iterable, lr: float, num_epochs: in
         for epoch in range(num_epochs):
             loss_sum, num_tokens = 0.0, 0
             for batch in data_iter:
-                X, X_valid_len, Y, Y_valid_len = (t.to(device) for t in batch)
-                bos_col = torch.full((Y.shape[0], 1), bos, dtype=Y.dtype, device=device)
-                dec_input = torch.cat([bos_col, Y[:, :-1]], dim=1)  # teacher forcing
-                Y_hat, _ = net(X, dec_input, X_valid_len)
-                n = Y_valid_len.sum()
-                l = loss(Y_hat, Y, Y_valid_len).sum()
+                l, n = _teacher_forcing_loss(net, batch, loss, bos, device)
                 optimizer.zero_grad(set_to_none=True)
                 (l / n).backward()
                 if grad_clip is not None:

@@ -1,0 +1,233 @@
+"""Tests of d2lmini.distributed: DDP on two CPU processes (gloo) equals one process on the same
+global batch, checkpoint/resume equals an uninterrupted run, argument checks, and the
+scripts/train_full.py smoke run."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+import d2lmini as d2l
+from d2lmini import distributed
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+VOCAB_SIZE, STEPS = 12, 6
+
+
+class _ToyVocab:
+    def __getitem__(self, token):
+        return {"<pad>": 0, "<bos>": 1, "<eos>": 2}[token]
+
+
+def _copy_data(n=48, seed=0):
+    """A copy task: (X, X_valid_len, Y, Y_valid_len) with Y = X; <pad> 0, <eos> 2."""
+    g = torch.Generator().manual_seed(seed)
+    lens = torch.randint(2, STEPS, (n,), generator=g)
+    X = torch.randint(3, VOCAB_SIZE, (n, STEPS), generator=g)
+    X = torch.where(torch.arange(STEPS)[None, :] < lens[:, None], X, torch.zeros_like(X))
+    X[torch.arange(n), lens] = 2
+    return X, lens + 1, X.clone(), lens + 1
+
+
+def _net(dropout=0.0):
+    torch.manual_seed(0)
+    return d2l.transformer(VOCAB_SIZE, VOCAB_SIZE, 16, 32, 2, 1, dropout)
+
+
+def _train(net, **kw):
+    settings = dict(global_batch_size=8, lr=1e-3, num_epochs=2, device="cpu",
+                    label_smoothing=0.1, log=None, seed=3,
+                    scheduler=lambda opt: torch.optim.lr_scheduler.LambdaLR(
+                        opt, lambda step: min(1.0, (step + 1) / 4)))
+    settings.update(kw)
+    return d2l.train_seq2seq_ddp(net, _copy_data(), _ToyVocab(), **settings)
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Tiny models: one intra-op thread is fastest and keeps shared CPUs from thrashing."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _ddp_worker(rank: int, world_size: int, port: int, out_dir: str) -> None:
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
+                      WORLD_SIZE=str(world_size), LOCAL_RANK=str(rank))
+    torch.set_num_threads(1)
+    got_rank, got_world, device = d2l.setup_distributed()
+    assert (got_rank, got_world, device.type) == (rank, world_size, "cpu")
+    assert dist.get_backend() == "gloo"
+    try:
+        lines = []
+        net = _net()
+        result = _train(net, checkpoint_path=Path(out_dir) / "ckpt.pt", log=lines.append)
+        torch.save({"state": net.state_dict(), "losses": result.losses, "lines": lines},
+                   Path(out_dir) / f"rank{rank}.pt")
+    finally:
+        d2l.cleanup_distributed()
+
+
+def test_ddp_two_processes_equal_one_process_on_the_global_batch(tmp_path, monkeypatch):
+    net = _net()
+    single = _train(net)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # workers: CPUs and gloo, even on a GPU host
+    mp.spawn(_ddp_worker, args=(2, _free_port(), str(tmp_path)), nprocs=2, join=True)
+    outs = [torch.load(tmp_path / f"rank{r}.pt", weights_only=True) for r in range(2)]
+    for out in outs:
+        assert out["losses"] == pytest.approx(single.losses, abs=1e-6)
+        for name, p in net.state_dict().items():
+            torch.testing.assert_close(out["state"][name], p, atol=1e-5, rtol=0, msg=name)
+    # only rank 0 logs; it wrote one checkpoint, loadable with weights_only=True
+    assert len(outs[0]["lines"]) == 3 and outs[1]["lines"] == []
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("ckpt")] == ["ckpt.pt"]
+    ckpt = torch.load(tmp_path / "ckpt.pt", weights_only=True)
+    assert ckpt["epoch"] == 2 and ckpt["losses"] == outs[0]["losses"]
+    for name, p in outs[0]["state"].items():
+        assert torch.equal(ckpt["model"][name], p)
+
+
+def test_resume_reproduces_an_uninterrupted_run_exactly(tmp_path):
+    ckpt = tmp_path / "run" / "ckpt.pt"
+    full_net = _net(dropout=0.1)
+    full = _train(full_net, num_epochs=3)
+    first = _train(_net(dropout=0.1), num_epochs=2, checkpoint_path=ckpt)
+    state = torch.load(ckpt, weights_only=True)  # tensors and plain containers only
+    assert state["epoch"] == 2 and state["losses"] == first.losses
+    assert set(state) >= {"model", "optimizer", "scheduler", "epoch", "losses"}
+    lines = []
+    resumed_net = _net(dropout=0.1)
+    resumed = _train(resumed_net, num_epochs=3, checkpoint_path=ckpt, log=lines.append)
+    assert lines[0] == f"resumed from {ckpt} after epoch 2" and len(lines) == 3
+    assert resumed.losses == full.losses and first.losses == full.losses[:2]
+    for (name, a), b in zip(full_net.state_dict().items(), resumed_net.state_dict().values()):
+        assert torch.equal(a, b), name
+    assert torch.load(ckpt, weights_only=True)["epoch"] == 3
+    # a finished checkpoint leaves nothing to do; resume=False starts afresh
+    assert _train(_net(), num_epochs=3, checkpoint_path=ckpt).losses == full.losses
+    fresh = _train(_net(dropout=0.1), num_epochs=1, checkpoint_path=ckpt, resume=False)
+    assert fresh.losses == full.losses[:1]
+    assert torch.load(ckpt, weights_only=True)["epoch"] == 1
+
+
+def test_max_seconds_stops_at_an_epoch_boundary_and_checkpoints(tmp_path):
+    result = _train(_net(), num_epochs=50, max_seconds=1e-3, checkpoint_path=tmp_path / "c.pt")
+    assert len(result.losses) == 1
+    assert torch.load(tmp_path / "c.pt", weights_only=True)["epoch"] == 1
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(global_batch_size=0), "global_batch_size"),
+    (dict(global_batch_size=49), "global_batch_size"),
+    (dict(lr=0), "lr"),
+    (dict(num_epochs=0), "num_epochs"),
+    (dict(grad_clip=-1.0), "grad_clip"),
+    (dict(label_smoothing=1.0), "label_smoothing"),
+    (dict(amp="yes"), "amp"),
+    (dict(amp=True), "amp"),  # bf16 autocast needs CUDA
+    (dict(checkpoint_every=0), "checkpoint_every"),
+    (dict(seed=-1), "seed"),
+    (dict(max_seconds=0), "max_seconds"),
+])
+def test_train_seq2seq_ddp_rejects_bad_arguments(kw, match):
+    with pytest.raises(ValueError, match=match):
+        _train(_net(), **kw)
+
+
+def test_train_seq2seq_ddp_rejects_bad_data_and_mismatched_checkpoint(tmp_path):
+    X, lx, Y, ly = _copy_data()
+    with pytest.raises(ValueError, match="data"):
+        d2l.train_seq2seq_ddp(_net(), (X, lx, Y), _ToyVocab(), global_batch_size=8, lr=1e-3,
+                              num_epochs=1, device="cpu")
+    with pytest.raises(ValueError, match="first dimension"):
+        d2l.train_seq2seq_ddp(_net(), (X, lx, Y[:10], ly), _ToyVocab(), global_batch_size=8,
+                              lr=1e-3, num_epochs=1, device="cpu")
+    _train(_net(), num_epochs=1, checkpoint_path=tmp_path / "c.pt")
+    with pytest.raises(ValueError, match="global_batch_size must match the checkpoint"):
+        _train(_net(), global_batch_size=16, checkpoint_path=tmp_path / "c.pt")
+
+
+def test_global_batch_must_split_evenly_over_the_ranks(monkeypatch):
+    # pretend to be rank 0 of 3: the check comes before any collective call
+    monkeypatch.setattr(distributed.dist, "is_initialized", lambda: True)
+    monkeypatch.setattr(distributed.dist, "get_rank", lambda: 0)
+    monkeypatch.setattr(distributed.dist, "get_world_size", lambda: 3)
+    with pytest.raises(ValueError, match="global_batch_size must be divisible by the world "
+                                         "size 3"):
+        _train(_net())
+
+
+def test_setup_distributed_without_torchrun(monkeypatch):
+    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK"):
+        monkeypatch.delenv(name, raising=False)
+    rank, world, device = d2l.setup_distributed()
+    assert (rank, world) == (0, 1)
+    assert device == (torch.device("cuda", 0) if torch.cuda.is_available() else
+                      torch.device("cpu"))
+    assert not dist.is_initialized()  # no process group for a single process
+    d2l.cleanup_distributed()  # a no-op
+    with pytest.raises(ValueError, match="backend"):
+        d2l.setup_distributed(backend="tcp")
+    monkeypatch.setenv("WORLD_SIZE", "two")
+    with pytest.raises(ValueError, match="WORLD_SIZE"):
+        d2l.setup_distributed()
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "2")
+    with pytest.raises(ValueError, match="RANK"):
+        d2l.setup_distributed()
+
+
+def test_train_full_tiny_writes_its_summary(tmp_path):
+    out = tmp_path / "results.json"
+    env = dict(os.environ, D2LMINI_OFFLINE="1", OMP_NUM_THREADS="1")
+    env.pop("WORLD_SIZE", None)
+    proc = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "scripts" / "train_full.py"), "--tiny", "--out",
+         str(out), "--checkpoint", str(tmp_path / "ckpt.pt")],
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "[d2lmini] fra-eng:" in proc.stdout  # the data source is named
+    summary = json.loads(out.read_text())
+    assert summary["world_size"] == 1 and summary["torch"] == torch.__version__
+    assert summary["epochs"] == len(summary["losses"]) >= 1
+    assert summary["seconds"] > 0 and summary["tokens_per_sec"] > 0
+    assert 0 <= summary["bleu"] <= 1 and summary["bleu_examples"] > 0
+    assert summary["config"]["num_hiddens"] > 0 and summary["data_source"]
+    assert (tmp_path / "ckpt.pt").is_file()
+
+
+def test_train_full_batched_greedy_decoding_equals_predict_seq2seq():
+    spec = importlib.util.spec_from_file_location("train_full",
+                                                  REPO_ROOT / "scripts" / "train_full.py")
+    train_full = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(train_full)
+    sentences = ["go .", "i am calm .", "he is a good man .", "who are you ?", "run !"]
+    src_vocab = d2l.Vocab([s.split() for s in sentences], reserved_tokens=train_full.RESERVED)
+    torch.manual_seed(1)
+    net = d2l.transformer(len(src_vocab), len(src_vocab), 16, 32, 2, 2, 0.0)
+    X, X_len = d2l.build_array_nmt([s.split() for s in sentences], src_vocab, 6)
+    d2l.train_seq2seq_ddp(net, (X, X_len, X, X_len), src_vocab, global_batch_size=5,
+                          lr=0.02, num_epochs=40, device="cpu", log=None)  # learns to copy
+    batched = train_full.greedy_translate(net, [s.split() for s in sentences], src_vocab,
+                                          src_vocab, 6, torch.device("cpu"), batch_size=3)
+    single = [d2l.predict_seq2seq(net, s, src_vocab, src_vocab, 6, "cpu")[0]
+              for s in sentences]
+    assert [" ".join(t) for t in batched] == single
+    assert sum(p == s for p, s in zip(single, sentences)) >= 3  # varied lengths and words
