@@ -143,14 +143,14 @@ def main(argv: list[str] | None = None) -> dict:
         config = {key: getattr(args, key) for key in (
             "num_hiddens", "ffn_num_hiddens", "num_heads", "num_layers", "dropout",
             "label_smoothing", "batch_size", "num_steps", "warmup", "epochs", "max_minutes",
-            "max_examples", "seed",
-            "amp")}
+            "max_examples", "seed", "amp")}
         torch.manual_seed(args.seed)
         net = d2l.transformer(len(src_vocab), len(tgt_vocab), args.num_hiddens,
                               args.ffn_num_hiddens, args.num_heads, args.num_layers,
                               args.dropout)
         lr_lambda = d2l.transformer_lr_lambda(args.num_hiddens, args.warmup)
-        amp = {"auto": "auto", "on": True, "off": False}[args.amp]
+        # resolved once, for training and for the evaluation below
+        amp = device.type == "cuda" if args.amp == "auto" else args.amp == "on"
         result = d2l.train_seq2seq_ddp(
             net, arrays, tgt_vocab, global_batch_size=args.batch_size, lr=1.0,
             num_epochs=args.epochs, device=device, label_smoothing=args.label_smoothing,
@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> dict:
                                                                   len(test_src))
     tic = time.perf_counter()
     preds = greedy_translate(net, test_src[:n_eval], src_vocab, tgt_vocab, args.num_steps,
-                             device, amp=amp is True or (amp == "auto" and device.type == "cuda"))
+                             device, amp=amp)
     score = d2l.corpus_bleu(preds, test_tgt[:n_eval])
     eval_seconds = time.perf_counter() - tic
     print(f"held-out corpus BLEU {score:.4f} on {n_eval} pairs (greedy, {eval_seconds:.1f} s)")
