@@ -530,17 +530,16 @@ def _release_freed_memory_to_os():
         return False
 
 
-def _mha_fused_4d(mha, X):
-    """What the fused path would cost with 4-D ``(B, h, L, d_h)`` tensors: the same weights
-    and result as ``mha(X, X, X)`` (no mask, eval), but SDPA sees 4-D inputs, which lets
-    PyTorch pick its flash/efficient kernels (3-D inputs get the math kernel)."""
-    B, L, _ = X.shape
+def _mha_fused_3d(mha, X):
+    """The fused path as d2lmini called it before it switched to 4-D tensors: the same weights
+    and result as ``mha(X, X, X)`` (no mask, eval), but SDPA sees 3-D ``(B*h, L, d_h)``
+    inputs, for which PyTorch only runs its math kernel."""
     h = mha.num_heads
     W = torch.cat([mha.W_q.weight, mha.W_k.weight, mha.W_v.weight])
-    q, k, v = (t.reshape(B, L, h, -1).transpose(1, 2)
+    q, k, v = (d2lmini.transpose_qkv(t, h)
                for t in torch.nn.functional.linear(X, W).chunk(3, dim=-1))
     out = torch.nn.functional.scaled_dot_product_attention(q, k, v)
-    return mha.W_o(out.transpose(1, 2).reshape(B, L, -1))
+    return mha.W_o(d2lmini.transpose_output(out, h))
 
 
 def _sdpa_kernel(q, k, v):
@@ -559,13 +558,13 @@ def bench_attention(args, device) -> dict:
     reps = 3 if args.quick else 5
     torch.manual_seed(0)
     mha = d2lmini.MultiHeadAttention(d, h, dropout=0.0).to(device).eval()
-    paths = {"explicit": True, "fused": False, "fused_4d": "fused_4d"}
+    paths = {"explicit": True, "fused": False, "fused_3d": "fused_3d"}
     result = {"benchmark": "attention",
               "what": "MultiHeadAttention forward, self-attention, no mask, eval, no_grad: "
                       "explicit path (keep_weights=True: bmm scores, masked_softmax, bmm) vs "
-                      "fused path (keep_weights=False: F.scaled_dot_product_attention on 3-D "
-                      "tensors) vs fused_4d (same weights, SDPA on 4-D (B, h, L, d_h) views; "
-                      "a proposed change, not in d2lmini)",
+                      "fused path (keep_weights=False: F.scaled_dot_product_attention on 4-D "
+                      "(B, h, L, d_h) tensors) vs fused_3d (same weights, SDPA on 3-D "
+                      "(B*h, L, d_h) tensors, as d2lmini called it before)",
               "timed": "phase 1: each path's forward, interleaved, median of reps (default "
                        "allocator); phase 2: one extra call per path and length for the "
                        "peak memory",
@@ -575,8 +574,8 @@ def bench_attention(args, device) -> dict:
     def caller(L, path):
         X = torch.randn(B, L, d, device=device)
         mha.keep_weights = paths[path] is True
-        if path == "fused_4d":
-            return lambda: _mha_fused_4d(mha, X)
+        if path == "fused_3d":
+            return lambda: _mha_fused_3d(mha, X)
         return lambda: mha(X, X, X)
 
     def clear():
@@ -589,10 +588,11 @@ def bench_attention(args, device) -> dict:
         mha.keep_weights = False
         q = torch.randn(B * h, 64, d // h, device=device)
         result["sdpa_kernel"] = {
-            "fused (3-D (B*h, L, d_h) inputs, as d2lmini passes them)": _sdpa_kernel(q, q, q),
-            "fused_4d ((B, h, L, d_h) inputs)": _sdpa_kernel(*(q.view(B, h, 64, -1),) * 3)}
-        result["fused_4d_max_abs_diff"] = float(
-            (mha(X, X, X) - _mha_fused_4d(mha, X)).abs().max())
+            "fused (4-D (B, h, L, d_h) inputs, as d2lmini passes them)":
+                _sdpa_kernel(*(q.view(B, h, 64, -1),) * 3),
+            "fused_3d ((B*h, L, d_h) inputs)": _sdpa_kernel(q, q, q)}
+        result["fused_3d_max_abs_diff"] = float(
+            (mha(X, X, X) - _mha_fused_3d(mha, X)).abs().max())
     print(f"[attention] SDPA kernels: {result['sdpa_kernel']}", flush=True)
 
     # phase 1: time
@@ -616,7 +616,7 @@ def bench_attention(args, device) -> dict:
             "peak_bytes": {k: None for k in paths},
             "score_tensor_bytes_theoretical": B * h * L * L * 4,  # one float32 (B*h, L, L)
             "ratio_explicit_over_fused_time": med["explicit"] / med["fused"],
-            "ratio_fused_over_fused_4d_time": med["fused"] / med["fused_4d"],
+            "ratio_fused_3d_over_fused_time": med["fused_3d"] / med["fused"],
         }
         write("attention", {"machine": machine_info(device), **result})
 
@@ -663,7 +663,7 @@ def bench_attention(args, device) -> dict:
     mha.keep_weights = True
     result["ratios"] = {f"explicit_over_fused_time_L{L}": v["ratio_explicit_over_fused_time"]
                         for L, v in result["lengths"].items()}
-    result["ratios"].update({f"fused_over_fused_4d_time_L{L}": v["ratio_fused_over_fused_4d_time"]
+    result["ratios"].update({f"fused_3d_over_fused_time_L{L}": v["ratio_fused_3d_over_fused_time"]
                              for L, v in result["lengths"].items()})
     write("attention", {"machine": machine_info(device), **result})
     return result

@@ -250,20 +250,24 @@ class MultiHeadAttention(nn.Module):
         h = self.num_heads
         B, Q, K = q.shape[0] // h, q.shape[1], k.shape[1]
         _check_valid_lens(valid_lens, B, Q)
-        if valid_lens is not None:  # one copy of the lengths per head: (B * h,) or (B * h, Q)
-            valid_lens = torch.repeat_interleave(valid_lens, repeats=h, dim=0)
         if self.keep_weights:
+            if valid_lens is not None:  # one copy of the lengths per head: (B*h,) or (B*h, Q)
+                valid_lens = torch.repeat_interleave(valid_lens, repeats=h, dim=0)
             output = self.attention(q, k, v, valid_lens)
             self.attention_weights = self.attention.attention_weights.reshape(B, h, Q, K)
         else:
             mask = None
-            if valid_lens is not None:
+            if valid_lens is not None:  # one mask for all heads: (B, 1, 1, K) or (B, 1, Q, K)
                 lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens
-                mask = torch.arange(K, device=q.device) < lens[..., None]  # (B*h, Q|1, K)
+                mask = (torch.arange(K, device=q.device) < lens[..., None])[:, None]
+            # Heads as their own axis, (B, h, T, d_h): SDPA picks its fast kernels only for
+            # 4-D inputs (3-D ones get the reference "math" kernel).
+            q, k, v = (t.reshape(B, h, t.shape[1], t.shape[2]) for t in (q, k, v))
             p = self.attention.dropout.p if self.training else 0.0
             output = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
             if mask is not None:  # a query with no valid key attends to nothing
                 output = output.masked_fill(~mask.any(-1, keepdim=True), 0.0)
+            output = output.reshape(B * h, Q, output.shape[-1])
             self.attention_weights = None
         return self.W_o(transpose_output(output, h))
 

@@ -123,6 +123,31 @@ def test_fused_and_explicit_paths_agree(valid_lens, self_attention):
     assert mha.keep_weights  # restored by the context manager
 
 
+@pytest.mark.parametrize("valid_lens", [None, torch.tensor([6, 0, 2]),
+                                        torch.tensor([[1, 6, 3], [0, 2, 5], [4, 4, 4]])])
+def test_fused_path_hands_sdpa_4d_heads_and_one_mask_for_all_heads(monkeypatch, valid_lens):
+    # 3-D (B*h, T, d_h) inputs make SDPA fall back to its math kernel: keep the 4-D layout.
+    import d2lmini.attention as attention_module
+    seen = []
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+
+    def spy(q, k, v, attn_mask=None, **kwargs):
+        seen.append((q.shape, k.shape, v.shape, None if attn_mask is None else attn_mask.shape))
+        return sdpa(q, k, v, attn_mask=attn_mask, **kwargs)
+
+    monkeypatch.setattr(attention_module.F, "scaled_dot_product_attention", spy)
+    mha = d2l.MultiHeadAttention(16, 4, 0.0, keep_weights=False).eval()
+    X, KV = torch.randn(3, 3, 16), torch.randn(3, 6, 16)  # Q = 3 queries, K = 6 keys
+    fused = mha(X, KV, KV, valid_lens)
+    q_shape, k_shape, v_shape, mask_shape = seen[-1]
+    assert (q_shape, k_shape, v_shape) == ((3, 4, 3, 4), (3, 4, 6, 4), (3, 4, 6, 4))
+    expected_mask = {None: None, 1: (3, 1, 1, 6), 2: (3, 1, 3, 6)}
+    assert mask_shape == expected_mask[None if valid_lens is None else valid_lens.dim()]
+    with d2l.keep_attention_weights(mha, True):
+        explicit = mha(X, KV, KV, valid_lens)
+    torch.testing.assert_close(fused, explicit, atol=1e-5, rtol=1e-5)
+
+
 def test_fused_path_gradients_match():
     mha = d2l.MultiHeadAttention(8, 2, 0.0)
     X = torch.randn(2, 3, 8)
