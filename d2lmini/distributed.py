@@ -30,8 +30,8 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, Dataset, DistributedSampler, TensorDataset
 
 from .attention import keep_attention_weights
-from .train import (MaskedSoftmaxCELoss, TrainResult, _teacher_forcing_loss, grad_clipping,
-                    xavier_init_weights)
+from .train import (MaskedSoftmaxCELoss, TrainResult, _adam, _teacher_forcing_loss,
+                    grad_clipping, xavier_init_weights)
 
 __all__ = ["setup_distributed", "cleanup_distributed", "train_seq2seq_ddp"]
 
@@ -222,7 +222,7 @@ def train_seq2seq_ddp(net: nn.Module, data: Dataset | Sequence[torch.Tensor], tg
     loader = DataLoader(dataset, batch_size=global_batch_size // world, sampler=sampler,
                         drop_last=True, pin_memory=device.type == "cuda")
     net.to(device)
-    optimizer = torch.optim.Adam(net.parameters(), lr=lr)
+    optimizer = _adam(net, lr, device)
     sched = scheduler(optimizer) if scheduler is not None else None
 
     path = Path(checkpoint_path) if checkpoint_path is not None else None

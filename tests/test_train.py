@@ -173,3 +173,46 @@ def test_transformer_lr_lambda_matches_paper():
     peak = max(f(s) for s in range(8000))
     assert peak == pytest.approx(f(3999)) and peak == pytest.approx(512 ** -0.5 * 4000 ** -0.5)
     assert f(15999) == pytest.approx(512 ** -0.5 * 16000 ** -0.5)
+
+
+def test_training_uses_fused_adam_on_cpu_with_the_plain_update_rule():
+    from d2lmini.train import _adam
+    torch.manual_seed(0)
+    nets = [torch.nn.Linear(5, 3) for _ in range(2)]
+    nets[1].load_state_dict(nets[0].state_dict())
+    fused = _adam(nets[0], 0.01, torch.device("cpu"))
+    plain = torch.optim.Adam(nets[1].parameters(), lr=0.01)
+    assert fused.defaults["fused"] is True and not plain.defaults["fused"]
+    X = torch.randn(8, 5)
+    for _ in range(3):
+        for net, opt in zip(nets, (fused, plain)):
+            opt.zero_grad()
+            net(X).pow(2).sum().backward()
+            opt.step()
+    for a, b in zip(nets[0].parameters(), nets[1].parameters()):
+        torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-5)
+    assert _adam(nets[0], 0.01, torch.device("meta")).defaults["fused"] is None
+
+
+def test_teacher_forcing_cuts_padding_columns_without_changing_the_loss():
+    from d2lmini.train import _teacher_forcing_loss
+    torch.manual_seed(0)
+    net = d2l.transformer(12, 11, num_hiddens=16, ffn_num_hiddens=32, num_heads=2,
+                          num_layers=2, dropout=0.0).eval()
+    B, S, T = 3, 9, 8  # padded widths; the longest sentences are 5 and 4 tokens long
+    X, Y = torch.randint(3, 12, (B, S)), torch.randint(3, 11, (B, T))
+    X_len, Y_len = torch.tensor([5, 2, 3]), torch.tensor([4, 1, 3])
+    X[torch.arange(S) >= X_len[:, None]] = 1  # <pad>
+    Y[torch.arange(T) >= Y_len[:, None]] = 1
+    loss = d2l.MaskedSoftmaxCELoss()
+    widths = []
+    hook = net.register_forward_pre_hook(lambda m, args: widths.append(
+        (args[0].shape[1], args[1].shape[1])))
+    with torch.no_grad():
+        l, n = _teacher_forcing_loss(net, (X, X_len, Y, Y_len), loss, 2, torch.device("cpu"))
+        hook.remove()
+        dec_input = torch.cat([torch.full((B, 1), 2), Y[:, :-1]], dim=1)
+        full = loss(net(X, dec_input, X_len)[0], Y, Y_len).sum()  # on all the padding
+    assert widths == [(5, 4)]
+    assert int(n) == 8
+    torch.testing.assert_close(l, full, atol=1e-5, rtol=1e-5)
