@@ -278,7 +278,10 @@ def bench_train(args, device) -> dict:
                   "batch and syncs twice per batch (metric.add of tensors); d2lmini "
                   "normalises by the number of tokens. Both clip gradients to norm 1.",
                   "d2lmini trains with the fused attention kernel (no weights kept); d2l "
-                  "materialises the scores and masks with sequence_mask"],
+                  "materialises the scores and masks with sequence_mask",
+                  "d2lmini cuts each batch to its longest source/target sentence before the "
+                  "forward pass (d2l computes on all num_steps columns) and uses fused Adam "
+                  "on CPU/CUDA; tokens counted are the same valid target tokens for both"],
     }
     result["small"] = _throughput(SMALL, 5 if quick else 15, 3 if quick else 5, device, "small")
     write("train", {"machine": machine_info(device), **result})
@@ -379,9 +382,9 @@ def bench_decode(args, device) -> dict:
     import d2l_reference as ref
 
     cfg = dict(vocab=1000, num_hiddens=256, ffn_num_hiddens=1024, num_heads=8, num_layers=4,
-               dropout=0.1, src_len=12, batch_size=1)
+               dropout=0.1, src_len=12)
+    batch_sizes = [1, 64]  # one sentence (latency) and a batch of a test set (throughput)
     lengths = [10, 50, 100] if args.quick else [10, 50, 100, 200]
-    reps = 3 if args.quick else 5
     torch.manual_seed(0)
     net = d2lmini.transformer(cfg["vocab"], cfg["vocab"], cfg["num_hiddens"],
                               cfg["ffn_num_hiddens"], cfg["num_heads"], cfg["num_layers"],
@@ -389,60 +392,67 @@ def bench_decode(args, device) -> dict:
     ref_net = ref.d2l_transformer(cfg["vocab"], cfg["vocab"], cfg["num_hiddens"],
                                   cfg["ffn_num_hiddens"], cfg["num_heads"], cfg["num_layers"],
                                   cfg["dropout"]).to(device).eval()
-    enc_X = torch.randint(4, cfg["vocab"], (cfg["batch_size"], cfg["src_len"]), device=device)
-    enc_valid = torch.full((cfg["batch_size"],), cfg["src_len"], device=device)
     bos = 2
     ways = {"kv_cache": _decode_cache, "input_cache_d2l_way": _decode_input_cache,
             "no_cache": _decode_no_cache}
     result = {"benchmark": "decode",
-              "what": "greedy decoding of a forced number of tokens (<eos> ignored), batch 1, "
-                      "random weights, eval mode, no_grad, fused attention; time per sequence "
-                      "includes the encoder and init_state",
+              "what": "greedy decoding of a forced number of tokens (<eos> ignored) for a batch "
+                      "of 1 sentence and of 64 sentences, random weights, eval mode, no_grad, "
+                      "fused attention; time per batch includes the encoder and init_state",
               "ways": {"kv_cache": "d2lmini's TransformerDecoder: projected K/V cached",
                        "input_cache_d2l_way": "d2lmini's modules driven d2l's way: each "
                        "block's self-attention inputs cached, K/V re-projected each step",
                        "no_cache": "whole prefix re-run through the decoder each step",
                        "d2l_reference": "the d2l chapter's own decoder (package modules, "
                        "explicit attention); different code, shown for reference"},
-              "config": cfg, "reps": reps, "lengths": {}}
-    with torch.no_grad(), keep_attention_weights(net, False):
-        # the three strategies give the same tokens (same weights, eval mode)
-        enc = net.encoder(enc_X, enc_valid)
-        toks = {k: f(net, net.decoder.init_state(enc, enc_valid), bos, 12)
-                for k, f in ways.items()}
-        same = all(torch.equal(toks["kv_cache"], t) for t in toks.values())
-        result["same_tokens_check"] = same
-        print(f"[decode] the three strategies agree on 12 tokens: {same}", flush=True)
+              "config": cfg, "by_batch_size": {}}
+    for B in batch_sizes:
+        reps = 3 if (args.quick or B > 1) else 5
+        enc_X = torch.randint(4, cfg["vocab"], (B, cfg["src_len"]), device=device)
+        enc_valid = torch.full((B,), cfg["src_len"], device=device)
+        entry = result["by_batch_size"][str(B)] = {"batch_size": B, "reps": reps,
+                                                   "lengths": {}}
+        with torch.no_grad(), keep_attention_weights(net, False):
+            # the three strategies give the same tokens (same weights, eval mode)
+            enc = net.encoder(enc_X, enc_valid)
+            toks = {k: f(net, net.decoder.init_state(enc, enc_valid), bos, 12)
+                    for k, f in ways.items()}
+            same = all(torch.equal(toks["kv_cache"], t) for t in toks.values())
+            entry["same_tokens_check"] = same
+            print(f"[decode] batch {B}: the three strategies agree on 12 tokens: {same}",
+                  flush=True)
 
-        for n in lengths:
-            def make(f):
-                def run():
-                    def go():
-                        e = net.encoder(enc_X, enc_valid)
-                        return f(net, net.decoder.init_state(e, enc_valid), bos, n)
-                    return timed(go, device)[0]
-                return run
-            comp = {k: make(f) for k, f in ways.items()}
-            comp["d2l_reference"] = lambda: timed(
-                lambda: _decode_d2l_reference(ref_net, enc_X, enc_valid, bos, n), device)[0]
-            for fn in comp.values():  # warm-up
-                fn()
-            runs = interleave(comp, reps, log=f"[decode] {n} tokens")
-            med = {k: statistics.median(v) for k, v in runs.items()}
-            result["lengths"][str(n)] = {
-                "seconds_per_sequence": {k: summary(v) for k, v in runs.items()},
-                "ms_per_sequence": {k: 1e3 * m for k, m in med.items()},
-                "ms_per_token": {k: 1e3 * m / n for k, m in med.items()},
-                "ratios": {
-                    "input_cache_over_kv_cache": med["input_cache_d2l_way"] / med["kv_cache"],
-                    "no_cache_over_kv_cache": med["no_cache"] / med["kv_cache"],
-                    "d2l_reference_over_kv_cache": med["d2l_reference"] / med["kv_cache"],
-                },
-            }
-            write("decode", {"machine": machine_info(device), **result})
-    key = "100" if "100" in result["lengths"] else max(result["lengths"], key=int)
-    result["ratios"] = {f"{k}_at_{key}_tokens": v
-                        for k, v in result["lengths"][key]["ratios"].items()}
+            for n in lengths:
+                def make(f):
+                    def run():
+                        def go():
+                            e = net.encoder(enc_X, enc_valid)
+                            return f(net, net.decoder.init_state(e, enc_valid), bos, n)
+                        return timed(go, device)[0]
+                    return run
+                comp = {k: make(f) for k, f in ways.items()}
+                comp["d2l_reference"] = lambda: timed(
+                    lambda: _decode_d2l_reference(ref_net, enc_X, enc_valid, bos, n), device)[0]
+                for fn in comp.values():  # warm-up
+                    fn()
+                runs = interleave(comp, reps, log=f"[decode] batch {B}, {n} tokens")
+                med = {k: statistics.median(v) for k, v in runs.items()}
+                entry["lengths"][str(n)] = {
+                    "seconds_per_batch": {k: summary(v) for k, v in runs.items()},
+                    "ms_per_batch": {k: 1e3 * m for k, m in med.items()},
+                    "ms_per_token": {k: 1e3 * m / n for k, m in med.items()},
+                    "ratios": {
+                        "input_cache_over_kv_cache": med["input_cache_d2l_way"] / med["kv_cache"],
+                        "no_cache_over_kv_cache": med["no_cache"] / med["kv_cache"],
+                        "d2l_reference_over_kv_cache": med["d2l_reference"] / med["kv_cache"],
+                    },
+                }
+                write("decode", {"machine": machine_info(device), **result})
+    result["ratios"] = {}
+    for B, entry in result["by_batch_size"].items():
+        key = "100" if "100" in entry["lengths"] else max(entry["lengths"], key=int)
+        result["ratios"].update({f"{k}_batch_{B}_at_{key}_tokens": v
+                                 for k, v in entry["lengths"][key]["ratios"].items()})
     write("decode", {"machine": machine_info(device), **result})
     return result
 
@@ -674,8 +684,14 @@ def bench_attention(args, device) -> dict:
 # ---------------------------------------------------------------------------------------------
 
 def bench_build(args, device) -> dict:
+    import shutil
+
+    build_dir = ROOT / "_build"
+    if build_dir.exists():  # "from clean": no Sphinx environment, no jupyter cache
+        print(f"[build] removing {build_dir} to start from clean", flush=True)
+        shutil.rmtree(build_dir)
     runs = []
-    for label, cmd in (("fresh", [sys.executable, "tools/build_book.py", "--fresh", "-q"]),
+    for label, cmd in (("clean", [sys.executable, "tools/build_book.py", "-q"]),
                        ("warm_no_changes", [sys.executable, "tools/build_book.py", "-q"])):
         print(f"[build] {label}: {' '.join(cmd[1:])}", flush=True)
         t0 = time.perf_counter()
@@ -686,10 +702,11 @@ def bench_build(args, device) -> dict:
                      "output_tail": (proc.stdout + proc.stderr)[-2000:]})
         print(f"  {seconds:.1f} s, exit {proc.returncode}", flush=True)
     result = {"benchmark": "build",
-              "what": "wall clock of tools/build_book.py: --fresh (sphinx -E; executed "
-                      "outputs may come from the jupyter cache), then again with no changes",
+              "what": "wall clock of tools/build_book.py (both editions, every chapter "
+                      "executed): first from clean (_build/ removed: no Sphinx environment, "
+                      "no jupyter cache), then again with no changes",
               "runs": runs,
-              "ratios": {"fresh_over_warm": runs[0]["seconds"] / runs[1]["seconds"]}}
+              "ratios": {"clean_over_warm": runs[0]["seconds"] / runs[1]["seconds"]}}
     write("build", {"machine": machine_info(device), **result})
     return result
 
