@@ -23,7 +23,6 @@ def build(*extra: str) -> subprocess.CompletedProcess:
     build without code changes is quick. Offline unless the caller's environment says otherwise."""
     env = dict(os.environ)
     env.setdefault("D2LMINI_OFFLINE", "1")
-    env.setdefault("MPLBACKEND", "Agg")
     proc = subprocess.run(
         [sys.executable, str(ROOT / "tools" / "build_book.py"), "-q", *extra],
         cwd=ROOT, env=env, capture_output=True, text=True, check=False,

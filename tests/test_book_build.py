@@ -64,6 +64,25 @@ def test_no_error_output(book, lang):
     assert not problems, "\n".join(problems)
 
 
+PLOT_CALL_RE = re.compile(r"\bd2l\.(?:plot|show_heatmaps)\(|\bplt\.(?:subplots|figure|imshow|plot)\(")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_figures_drawn_by_code_appear_on_the_pages(book, lang):
+    # A kernel that inherits MPLBACKEND=Agg draws into nothing and the page silently loses its
+    # figures: every code cell that plots must leave at least one image in the page.
+    from booklib import code_cells, read_notebook
+
+    missing = []
+    for name in notebooks(lang):
+        nb = read_notebook(ROOT / "book" / lang / f"{name}.md")
+        plotting = sum(bool(PLOT_CALL_RE.search(src)) for _, src, _ in code_cells(nb))
+        images = soup(book / lang / f"{name}.html").select("div.cell_output img")
+        if len(images) < plotting:
+            missing.append(f"{name}: {plotting} cells draw, {len(images)} images in the page")
+    assert not missing, f"{lang}: figures missing: {missing}"
+
+
 @pytest.mark.parametrize("lang", LANGS)
 def test_glue_resolved(book, lang):
     for name in toc_files():

@@ -230,7 +230,10 @@ def build_edition(lang: str, args, toc: dict) -> float:
     if args.fresh:
         cmd.append("-E")
     env = dict(os.environ)
-    env.setdefault("MPLBACKEND", "Agg")
+    # A kernel started with MPLBACKEND set (CI sets Agg for the tests) keeps that backend and
+    # never shows a figure; without it, ipykernel selects the inline backend, whose figures
+    # become the page's images. Sphinx itself draws nothing.
+    env.pop("MPLBACKEND", None)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
     log(f"{lang}: {' '.join(cmd[2:])}")
     t0 = time.perf_counter()
