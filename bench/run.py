@@ -35,7 +35,8 @@ sys.path.insert(0, str(HERE))
 import torch  # noqa: E402
 
 import d2lmini  # noqa: E402
-from d2lmini.attention import keep_attention_weights, transpose_qkv  # noqa: E402
+from d2lmini.attention import (keep_attention_weights, transpose_output,  # noqa: E402
+                               transpose_qkv)
 from d2lmini.transformer import _sublayer  # noqa: E402
 
 ENGS = ["go .", "i lost .", "he's calm .", "i'm home ."]
@@ -546,10 +547,10 @@ def _mha_fused_3d(mha, X):
     inputs, for which PyTorch only runs its math kernel."""
     h = mha.num_heads
     W = torch.cat([mha.W_q.weight, mha.W_k.weight, mha.W_v.weight])
-    q, k, v = (d2lmini.transpose_qkv(t, h)
+    q, k, v = (transpose_qkv(t, h)
                for t in torch.nn.functional.linear(X, W).chunk(3, dim=-1))
     out = torch.nn.functional.scaled_dot_product_attention(q, k, v)
-    return mha.W_o(d2lmini.transpose_output(out, h))
+    return mha.W_o(transpose_output(out, h))
 
 
 def _sdpa_kernel(q, k, v):

@@ -30,6 +30,7 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, Dataset, DistributedSampler, TensorDataset
 
 from .attention import keep_attention_weights
+from .data import _check_positive_int
 from .train import (MaskedSoftmaxCELoss, TrainResult, _adam, _teacher_forcing_loss,
                     grad_clipping, xavier_init_weights)
 
@@ -104,11 +105,6 @@ def _as_dataset(data: Any) -> Dataset:
         return TensorDataset(*data)
     raise ValueError("data must be a Dataset of (X, X_valid_len, Y, Y_valid_len) items or a "
                      f"sequence of these four tensors; got {type(data).__name__}")
-
-
-def _check_int(value: Any, name: str, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}; got {value!r}")
 
 
 def _use_amp(amp: Any, device: torch.device) -> bool:
@@ -195,13 +191,14 @@ def train_seq2seq_ddp(net: nn.Module, data: Dataset | Sequence[torch.Tensor], tg
     """
     distributed = dist.is_available() and dist.is_initialized()
     rank, world = (dist.get_rank(), dist.get_world_size()) if distributed else (0, 1)
-    _check_int(global_batch_size, "global_batch_size", 1)
+    _check_positive_int(global_batch_size, "global_batch_size")
     if global_batch_size % world:
         raise ValueError(f"global_batch_size must be divisible by the world size {world}; "
                          f"got {global_batch_size}")
-    _check_int(num_epochs, "num_epochs", 1)
-    _check_int(checkpoint_every, "checkpoint_every", 1)
-    _check_int(seed, "seed", 0)
+    _check_positive_int(num_epochs, "num_epochs")
+    _check_positive_int(checkpoint_every, "checkpoint_every")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int; got {seed!r}")
     if not isinstance(lr, (int, float)) or isinstance(lr, bool) or not lr > 0:
         raise ValueError(f"lr must be a positive number; got {lr!r}")
     if grad_clip is not None and not grad_clip > 0:
