@@ -10,11 +10,13 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT / "tools"))  # bookmeta: the editions and the toc, for every test
 
 
 def _shared_data_dir() -> Path:

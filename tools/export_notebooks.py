@@ -16,7 +16,9 @@ from pathlib import Path
 import jupytext
 import nbformat
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bookmeta import LANGS, ROOT  # noqa: E402
+
 DEFAULT_REPO = "https://github.com/transformer-book/transformer-book"
 # Packages the chapters need that Google Colab does not preinstall.
 COLAB_EXTRA = ["gensim", "jieba", "jupytext", "myst-nb"]
@@ -71,7 +73,7 @@ def export_chapter(src: Path, dest: Path, lang: str, repo_url: str) -> Path:
     return dest
 
 
-def export_all(out: Path, langs=("zh", "en"), repo_url: str | None = None) -> list[Path]:
+def export_all(out: Path, langs=LANGS, repo_url: str | None = None) -> list[Path]:
     repo_url = repo_url or repository_url()
     written = []
     for lang in langs:
@@ -83,7 +85,7 @@ def export_all(out: Path, langs=("zh", "en"), repo_url: str | None = None) -> li
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=ROOT / "_build" / "notebooks")
-    ap.add_argument("--lang", nargs="+", default=["zh", "en"], choices=["zh", "en"])
+    ap.add_argument("--lang", nargs="+", default=list(LANGS), choices=LANGS)
     ap.add_argument("--repo-url", default=None, help="default: repository.url in _config.yml")
     args = ap.parse_args(argv)
     paths = export_all(args.out, args.lang, args.repo_url)

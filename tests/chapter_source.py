@@ -1,4 +1,4 @@
-"""Helpers shared by the book-content tests (parity, text checks, @save blocks, export).
+"""Reading the chapters' MyST source (parity, text checks, @save blocks, export tests).
 
 Everything here parses the MyST Markdown chapters in ``book/zh`` and ``book/en`` without
 executing them.
@@ -11,9 +11,8 @@ import re
 import tokenize
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-BOOK = ROOT / "book"
-LANGS = ("zh", "en")
+from bookmeta import BOOK, LANGS, ROOT  # noqa: F401  (re-exported for the tests)
+
 BACK_MATTER = {"index", "glossary", "api", "bibliography", "execution-report"}
 
 LABEL_RE = re.compile(r"^\(([A-Za-z0-9_:.\-]+)\)=\s*$", re.M)

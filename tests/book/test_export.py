@@ -1,7 +1,7 @@
 """tools/export_notebooks.py: valid notebooks, the guarded install cell, and they run.
 
 Only the short chapters are executed here (index, glossary, mha-numpy, attention-pytorch, in
-the English edition; the zh code cells are identical, which tests/test_parity.py enforces).
+the English edition; the zh code cells are identical, which tests/book/test_parity.py enforces).
 The book build (tools/build_book.py, run by the test suite and CI) already executes every
 chapter of both editions; executing all of them again here would double the CI time on a
 2-core runner for no extra coverage. The rest are validated with nbformat only.
@@ -15,7 +15,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 import export_notebooks  # noqa: E402
 

@@ -15,7 +15,7 @@ import textwrap
 
 import pytest
 
-from booklib import LANGS, chapter_files, read_notebook
+from chapter_source import LANGS, chapter_files, read_notebook
 
 
 def _strip_docstrings(tree: ast.AST) -> ast.AST:

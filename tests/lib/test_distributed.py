@@ -20,7 +20,7 @@ import torch.multiprocessing as mp
 import d2lmini as d2l
 from d2lmini import distributed
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 VOCAB_SIZE, STEPS = 12, 6
 
 

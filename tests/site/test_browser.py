@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from bookbuild import BUILD, HTML, build
+from built_book import BUILD, HTML, build
 
 pytestmark = [pytest.mark.browser, pytest.mark.book]
 

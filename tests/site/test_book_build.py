@@ -10,12 +10,12 @@ from html import unescape
 from pathlib import Path
 
 import pytest
-from bookbuild import BUILD, HTML, LANGS, ROOT, build, notebooks, search_index, toc_files
+from bookmeta import HREFLANG
+from built_book import BUILD, HTML, LANGS, ROOT, build, notebooks, search_index, toc_files
 from bs4 import BeautifulSoup
 
 pytestmark = pytest.mark.book
 
-HREFLANG = {"zh": "zh-CN", "en": "en"}
 OTHER = {"zh": "en", "en": "zh"}
 # interface strings that Sphinx / the theme translate (pydata-sphinx-theme, sphinx-book-theme)
 ZH_UI = ["搜索", "上一页", "下一页"]
@@ -71,7 +71,7 @@ PLOT_CALL_RE = re.compile(r"\bd2l\.(?:plot|show_heatmaps)\(|\bplt\.(?:subplots|f
 def test_figures_drawn_by_code_appear_on_the_pages(book, lang):
     # A kernel that inherits MPLBACKEND=Agg draws into nothing and the page silently loses its
     # figures: every code cell that plots must leave at least one image in the page.
-    from booklib import code_cells, read_notebook
+    from chapter_source import code_cells, read_notebook  # noqa: PLC0415
 
     missing = []
     for name in notebooks(lang):
@@ -225,7 +225,7 @@ def test_student_edition_has_no_solutions(book):
 
 def test_zh_paragraphs_have_no_breaks_between_chinese_characters(book):
     """A soft line break of the source renders as a space; between two Chinese characters it
-    must be gone (tools/_sphinx_ext/book_i18n.py joins them), while English keeps its spaces."""
+    must be gone (tools/book_sphinx/cjk.py joins them), while English keeps its spaces."""
     cjk = "\u4e00-\u9fff\u3000-\u303f\uff00-\uffef"
     gap = re.compile(f"[{cjk}]\\n[{cjk}]")
     for name in toc_files():

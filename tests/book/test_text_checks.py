@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from booklib import (
+from chapter_source import (
     BOOK, LANGS, ROOT, chapter_files, cite_keys, exercise_labels, glue_defs, glue_uses,
     is_chapter, read_notebook, glue_defined, ref_targets, solution_targets, LABEL_RE, directive_labels,
 )

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from booklib import BOOK, LANGS, all_relpaths, compare_pair, pair_names
+from chapter_source import BOOK, LANGS, all_relpaths, compare_pair, pair_names
 
 
 def test_same_files_in_both_editions():

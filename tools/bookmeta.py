@@ -1,0 +1,61 @@
+"""Facts about the book that the build, the Sphinx extensions, the exporter and the tests share.
+
+One place for the editions (their order, their HTML ``lang`` / hreflang codes, their Sphinx
+language and title) and for reading ``_toc.yml``.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+BOOK = ROOT / "book"
+TOC = ROOT / "_toc.yml"
+
+#: The editions, in the order they are built.
+LANGS = ("zh", "en")
+#: ``<html lang>`` and ``hreflang`` of each edition.
+HREFLANG = {"zh": "zh-CN", "en": "en"}
+#: Sphinx's ``language`` setting of each edition (it selects the translated interface strings).
+SPHINX_LANGUAGE = {"zh": "zh_CN", "en": "en"}
+#: The book's title in each edition.
+TITLES = {"zh": "可执行的 Transformer", "en": "The Transformer, executable"}
+#: The language switcher's label and tooltip, in the language it switches to.
+SWITCH_LABEL = {"zh": "中文", "en": "English"}
+SWITCH_TITLE = {"zh": "切换到中文版", "en": "Read this page in English"}
+
+
+def load_yaml(path: Path) -> dict:
+    """A YAML file as a dict (empty for an empty file)."""
+    with open(path, encoding="utf-8") as f:
+        return yaml.safe_load(f) or {}
+
+
+def toc_files(toc: dict | Path = TOC) -> list[str]:
+    """Every file name of a jb-book ``_toc.yml`` (a parsed dict or a path), root first."""
+    if not isinstance(toc, dict):
+        toc = load_yaml(toc)
+    names = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                names.append(entry["file"])
+            for key in ("sections", "chapters", "parts"):
+                walk(entry.get(key))
+
+    for key in ("parts", "chapters"):
+        walk(toc.get(key))
+    return names
+
+
+def is_notebook(path: Path) -> bool:
+    """A page the build executes: a MyST notebook with a kernelspec and code cells."""
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    return "kernelspec:" in text and "{code-cell}" in text
+
+
+def notebooks(lang: str, toc: dict | Path = TOC) -> list[str]:
+    """The pages of the table of contents that are executed notebooks, in toc order."""
+    return [name for name in toc_files(toc) if is_notebook(BOOK / lang / f"{name}.md")]
