@@ -108,6 +108,12 @@ def ensure_mathjax() -> Path:
 
 
 # ---------------------------------------------------------------------------- configuration
+def jupyter_cache_dir(lang: str) -> Path:
+    """Where myst-nb caches the executed notebooks of edition ``lang`` (every builder of the
+    book, HTML or PDF, reads the same cache: nothing is executed twice)."""
+    return BUILD / ".jupyter_cache" / lang
+
+
 def sphinx_config(lang: str, *, student: bool, toc_path: Path, strict: bool,
                   assets: Path) -> dict:
     """The Sphinx configuration of one edition: ``_config.yml`` converted by jupyter-book,
@@ -150,7 +156,7 @@ def sphinx_config(lang: str, *, student: bool, toc_path: Path, strict: bool,
         "bibtex_bibfiles": bibfiles,
         "external_toc_path": str(toc_path),
         "external_toc_exclude_missing": True,
-        "nb_execution_cache_path": str(BUILD / ".jupyter_cache" / lang),
+        "nb_execution_cache_path": str(jupyter_cache_dir(lang)),
         "nb_execution_mode": cfg.get("nb_execution_mode", "cache"),
         "book_lang": lang,
         "book_notebooks_branch": nb_branch,
