@@ -30,7 +30,7 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, Dataset, DistributedSampler, TensorDataset
 
 from .attention import keep_attention_weights
-from .data import _check_positive_int
+from .utils import check_positive_int as _check_positive_int
 from .train import (MaskedSoftmaxCELoss, TrainResult, _adam, _teacher_forcing_loss,
                     grad_clipping, xavier_init_weights)
 

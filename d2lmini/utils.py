@@ -9,7 +9,16 @@ import time
 import numpy as np
 import torch
 
-__all__ = ["Timer", "Accumulator", "try_gpu", "set_seed"]
+__all__ = ["Timer", "Accumulator", "try_gpu", "set_seed", "check_positive_int"]
+
+
+def check_positive_int(value: object, arg: str) -> None:
+    """Raise ``TypeError`` unless ``value`` is an ``int`` (not a ``bool``) and ``ValueError``
+    unless it is positive; both messages name the argument ``arg``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{arg} must be a positive int; got {type(value).__name__} {value!r}")
+    if value <= 0:
+        raise ValueError(f"{arg} must be a positive int; got {value!r}")
 
 
 class Timer:

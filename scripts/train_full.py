@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import io
 import json
+import logging
 import platform
 import sys
 import time
@@ -71,12 +71,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def load_pairs(max_examples: int | None) -> tuple[list, list, str]:
-    """All (or the first ``max_examples``) tokenized pairs, and the line naming the source."""
-    buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer):  # every rank reads; rank 0 prints the source
-        text = d2l.read_data_nmt()
+    """All (or the first ``max_examples``) tokenized pairs, and where they came from."""
+    logging.getLogger("d2lmini").setLevel(logging.WARNING)  # every rank reads; rank 0 says it
+    text, data_source = d2l.read_data_nmt(return_source=True)
     source, target = d2l.tokenize_nmt(d2l.preprocess_nmt(text), max_examples)
-    return source, target, buffer.getvalue().strip()
+    return source, target, str(data_source)
 
 
 @torch.no_grad()

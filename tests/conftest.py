@@ -1,16 +1,22 @@
 """Shared pytest configuration and fixtures.
 
-* Every test runs with ``D2LMINI_OFFLINE=1``: no test may touch the network.
-* ``D2LMINI_DATA_DIR`` defaults to the shared, read-only data directory (``$D2LMINI_TEST_DATA_DIR``
-  or ``../shared/data`` next to the repository) when it exists and the variable is not set.
-* ``shared_data_dir`` gives that directory (the test is skipped when it is missing);
-  ``tmp_cache`` points ``D2LMINI_CACHE_DIR`` at an empty temporary directory.
+* No test inherits data from the environment: every ``D2LMINI_*`` variable is removed for the
+  session, ``D2LMINI_OFFLINE=1`` is set and the download cache is an empty temporary directory
+  (not the reader's ``~/.cache/d2lmini``), so a test passes or fails the same way on a reader's
+  machine as in CI. Subprocesses (notebook kernels, the book build) inherit this.
+* Tests that want the real data sets ask for them explicitly with the ``shared_data_dir``
+  fixture: the read-only copies in ``../shared/data`` beside the checkout (or
+  ``$D2LMINI_TEST_DATA_DIR``). Where they are missing the test is skipped, saying so.
+* ``tmp_cache`` points ``D2LMINI_CACHE_DIR`` at an empty temporary directory.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,18 +24,21 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT / "tools"))  # bookmeta: the editions and the toc, for every test
 
+# read before the D2LMINI_* variables are removed below
+_TEST_DATA_DIR = os.environ.get("D2LMINI_TEST_DATA_DIR")
+
 
 def _shared_data_dir() -> Path:
-    env = os.environ.get("D2LMINI_TEST_DATA_DIR")
-    return Path(env) if env else (REPO_ROOT.parent / "shared" / "data").resolve()
+    return Path(_TEST_DATA_DIR) if _TEST_DATA_DIR else (REPO_ROOT.parent / "shared" / "data")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    # set for the whole session (subprocesses such as notebook kernels inherit it)
+    for name in [k for k in os.environ if k.startswith("D2LMINI_")]:
+        del os.environ[name]
     os.environ["D2LMINI_OFFLINE"] = "1"
-    shared = _shared_data_dir()
-    if "D2LMINI_DATA_DIR" not in os.environ and shared.is_dir():
-        os.environ["D2LMINI_DATA_DIR"] = str(shared)
+    cache = tempfile.mkdtemp(prefix="d2lmini-test-cache-")
+    atexit.register(shutil.rmtree, cache, ignore_errors=True)
+    os.environ["D2LMINI_CACHE_DIR"] = cache
 
 
 @pytest.fixture(autouse=True)
@@ -40,10 +49,12 @@ def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="session")
 def shared_data_dir() -> Path:
-    """The read-only directory with ``fra-eng/fra.txt`` and ``cmn-eng/cmn.txt``."""
+    """The read-only directory with the real ``fra-eng/fra.txt`` and ``cmn-eng/cmn.txt`` (the
+    bytes a reader's download gives; CI has them in ../shared/data)."""
     path = _shared_data_dir()
     if not (path / "fra-eng" / "fra.txt").is_file():
-        pytest.skip(f"shared data not found at {path} (set D2LMINI_TEST_DATA_DIR)")
+        pytest.skip("the real data sets are not on this machine (../shared/data beside the "
+                    "checkout, or D2LMINI_TEST_DATA_DIR): this test checks them, CI has them")
     return path
 
 

@@ -13,14 +13,18 @@ per-edition settings (language, Chinese search with jieba, output and cache fold
 buttons, language switcher), writes it as ``_build/.conf/<variant>/<lang>/conf.py`` and runs
 ``sphinx-build -W --keep-going`` on ``book/<lang>``.
 
-Chapters are executed by myst-nb in ``cache`` mode (jupyter-cache in
-``_build/.jupyter_cache/<lang>``): a rebuild without code changes executes nothing. A failing
-cell fails the build. MathJax is served from the site itself (npm package ``mathjax@3``, installed
+Chapters are executed by myst-nb in ``cache`` mode: a rebuild without code changes executes
+nothing. The cache, ``_build/.jupyter_cache/<data>/<lang>``, is kept apart per set of data the
+chapters read (``<data>`` is a fingerprint of the files d2lmini finds: the real files or the
+offline corpus), because the cache is keyed by the code alone and the same code gives other
+numbers on other data. A failing cell fails the build. MathJax is served from the site itself (npm package ``mathjax@3``, installed
 by ``npm ci`` or, when missing, by this script into ``node_modules``), so formulas render offline.
 """
 from __future__ import annotations
 
 import argparse
+import functools
+import hashlib
 import json
 import os
 import shutil
@@ -35,7 +39,8 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bookmeta import LANGS, ROOT, SPHINX_LANGUAGE, TITLES, load_yaml, toc_files  # noqa: E402
 
-BUILD = ROOT / "_build"
+BUILD = ROOT / "_build"  # the default; --build-dir changes it (the jupyter cache stays here)
+CACHE_ROOT = ROOT / "_build" / ".jupyter_cache"
 TOOLS = ROOT / "tools"
 TEMPLATES = TOOLS / "templates"
 # interface strings of extensions that Sphinx's own translations do not cover
@@ -73,9 +78,9 @@ def log(msg: str) -> None:
 
 
 # ---------------------------------------------------------------------------- MathJax (offline)
-def ensure_mathjax() -> Path:
-    """Return a folder holding ``mathjax/`` (a trimmed copy of mathjax@3's es5 build), installing
-    the npm package first when it is missing."""
+def ensure_mathjax(build: Path = BUILD) -> Path:
+    """Return a folder holding ``mathjax/`` (a trimmed copy of mathjax@3's es5 build) under
+    ``build``, installing the npm package first when it is missing."""
     es5 = ROOT / "node_modules" / "mathjax" / "es5"
     if not (es5 / "tex-mml-chtml.js").exists():
         npm = shutil.which("npm")
@@ -89,7 +94,7 @@ def ensure_mathjax() -> Path:
         if not (ROOT / "package-lock.json").exists():
             cmd = [npm, "install", "--no-audit", "--no-fund"]
         subprocess.run(cmd, cwd=ROOT, check=True)
-    dest_root = BUILD / ".assets"
+    dest_root = build / ".assets"
     dest = dest_root / "mathjax"
     stamp = dest / ".version"
     version = json.loads((es5.parent / "package.json").read_text())["version"]
@@ -108,10 +113,43 @@ def ensure_mathjax() -> Path:
 
 
 # ---------------------------------------------------------------------------- configuration
+@functools.cache
+def data_fingerprint() -> tuple[str, dict[str, str]]:
+    """A short hash of the data the chapters will read, and what each data set is.
+
+    Asks d2lmini where each data set is (local directory, cache, a download now, or the offline
+    corpus) in the environment the kernels inherit, and hashes the files, or the offline corpus
+    (it is generated deterministically)."""
+    sys.path.insert(0, str(ROOT))
+    import d2lmini as d2l
+    from d2lmini import data as d2l_data
+
+    sources, h = {}, hashlib.sha256()
+    for name in d2l.DATA_HUB:
+        source = d2l.resolve(name)
+        sources[name] = source.kind
+        h.update(f"{name}:{source.kind}:".encode())
+        if source.path is not None:
+            with open(source.path, "rb") as f:
+                for chunk in iter(lambda: f.read(1 << 22), b""):
+                    h.update(chunk)
+        elif name == "text8":  # built from gensim's Wikipedia sample
+            import gensim
+            h.update(f"gensim {gensim.__version__}".encode())
+        else:
+            h.update(d2l_data._offline_text(name)[0].encode())
+    return h.hexdigest()[:12], sources
+
+
 def jupyter_cache_dir(lang: str) -> Path:
-    """Where myst-nb caches the executed notebooks of edition ``lang`` (every builder of the
-    book, HTML or PDF, reads the same cache: nothing is executed twice)."""
-    return BUILD / ".jupyter_cache" / lang
+    """Where myst-nb caches the executed notebooks of edition ``lang`` for the data this build
+    reads (every builder of the book, HTML or PDF, reads the same cache: nothing is executed
+    twice)."""
+    fingerprint, sources = data_fingerprint()
+    folder = CACHE_ROOT / f"data-{fingerprint}"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "DATA.json").write_text(json.dumps(sources, indent=1) + "\n", encoding="utf-8")
+    return folder / lang
 
 
 def sphinx_config(lang: str, *, student: bool, toc_path: Path, strict: bool,
@@ -190,15 +228,15 @@ def write_conf(conf_dir: Path, cfg: dict) -> None:
 
 # ---------------------------------------------------------------------------- build
 def build_edition(lang: str, *, variant: str, toc_path: Path, strict: bool, assets: Path,
-                  quiet: bool = False, fresh: bool = False) -> float:
-    """Build one edition into ``_build/<variant>/<lang>``; return the seconds it took."""
-    outdir = BUILD / variant / lang
-    conf_dir = BUILD / ".conf" / variant / lang
+                  build: Path = BUILD, quiet: bool = False, fresh: bool = False) -> float:
+    """Build one edition into ``<build>/<variant>/<lang>``; return the seconds it took."""
+    outdir = build / variant / lang
+    conf_dir = build / ".conf" / variant / lang
     cfg = sphinx_config(lang, student=variant == "student", toc_path=toc_path, strict=strict,
                         assets=assets)
     write_conf(conf_dir, cfg)
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-c", str(conf_dir),
-           "-d", str(BUILD / ".doctrees" / variant / lang), str(ROOT / "book" / lang), str(outdir)]
+           "-d", str(build / ".doctrees" / variant / lang), str(ROOT / "book" / lang), str(outdir)]
     if strict:
         cmd += ["-W", "--keep-going"]
     if quiet:
@@ -217,11 +255,12 @@ def build_edition(lang: str, *, variant: str, toc_path: Path, strict: bool, asse
     dt = time.perf_counter() - t0
     if rc != 0:
         raise BuildError(f"{lang}: sphinx-build failed (exit {rc}) after {dt:.0f} s")
-    log(f"{lang}: built in {dt:.0f} s -> {outdir.relative_to(ROOT)}/index.html")
+    log(f"{lang}: built in {dt:.0f} s -> {outdir}/index.html")
     return dt
 
 
-def edition_toc(lang: str, toc_path: Path, only: str | None, variant: str) -> Path:
+def edition_toc(lang: str, toc_path: Path, only: str | None, variant: str,
+                build: Path = BUILD) -> Path:
     """The table of contents to build: ``toc_path``, or one holding just the chapter ``only``.
     Raises :class:`BuildError` when a listed file is missing."""
     names = toc_files(toc_path)
@@ -229,7 +268,7 @@ def edition_toc(lang: str, toc_path: Path, only: str | None, variant: str) -> Pa
         if only not in names:
             raise BuildError(f"--only {only!r}: not in _toc.yml (one of: "
                              f"{', '.join(sorted(names))})")
-        path = BUILD / ".conf" / variant / lang / "_toc.yml"
+        path = build / ".conf" / variant / lang / "_toc.yml"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(yaml.safe_dump({"format": "jb-book", "root": only}), encoding="utf-8")
         return path
@@ -266,7 +305,11 @@ def main(argv=None) -> int:
     p.add_argument("--fresh", action="store_true",
                    help="re-read every page (sphinx -E); executed outputs still come from the cache")
     p.add_argument("-q", "--quiet", action="store_true", help="less output from Sphinx")
+    p.add_argument("--build-dir", type=Path, default=BUILD,
+                   help="where to write the site (default _build; the executed-notebook cache "
+                        "stays in _build/.jupyter_cache)")
     args = p.parse_args(argv)
+    build = args.build_dir.resolve()
 
     variant = "student" if args.student else ("only" if args.only else "html")
     toc_path = args.toc.resolve()
@@ -274,19 +317,22 @@ def main(argv=None) -> int:
     langs = [args.lang] if args.lang else list(LANGS)
     t0 = time.perf_counter()
     try:
-        assets = ensure_mathjax()
+        fingerprint, sources = data_fingerprint()
+        log("data: " + ", ".join(f"{k} {v}" for k, v in sources.items())
+            + f" (executed-notebook cache data-{fingerprint})")
+        assets = ensure_mathjax(build)
         times = {
-            lang: build_edition(lang, variant=variant, strict=strict, assets=assets,
-                                toc_path=edition_toc(lang, toc_path, args.only, variant),
+            lang: build_edition(lang, variant=variant, strict=strict, assets=assets, build=build,
+                                toc_path=edition_toc(lang, toc_path, args.only, variant, build),
                                 quiet=args.quiet, fresh=args.fresh)
             for lang in langs}
     except BuildError as e:
         print(f"[build_book] {e}", file=sys.stderr)
         return 1
-    write_root_index(BUILD / variant)
+    write_root_index(build / variant)
     total = time.perf_counter() - t0
     log(", ".join(f"{k}: {v:.0f} s" for k, v in times.items()) + f"; total {total:.0f} s")
-    log(f"open {(BUILD / variant / 'index.html').relative_to(ROOT)}")
+    log(f"open {build / variant / 'index.html'}")
     return 0
 
 

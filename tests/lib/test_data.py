@@ -20,7 +20,7 @@ import pytest
 import torch
 
 import d2lmini as d2l
-from d2lmini import data
+from d2lmini import data, datahub, text8
 
 FOUR_PAIRS = [("go .", "va !"), ("i lost .", "j'ai perdu ."), ("he's calm .", "il est calme ."),
               ("i'm home .", "je suis chez moi .")]
@@ -41,7 +41,7 @@ def no_network(monkeypatch):
         return real(address, *args, **kwargs)
 
     monkeypatch.setattr(socket, "create_connection", guarded)
-    monkeypatch.setattr(data.time, "sleep", lambda s: None)
+    monkeypatch.setattr(datahub.time, "sleep", lambda s: None)
 
 
 @pytest.fixture
@@ -128,7 +128,7 @@ def served_fra(server, monkeypatch):
     """``fra-eng`` registered at the local server with its correct SHA-1."""
     body = make_zip({"fra-eng/fra.txt": SAMPLE_FRA, "fra-eng/_about.txt": "test"})
     server.files["/fra-eng.zip"] = body
-    monkeypatch.setitem(data.DATA_HUB, "fra-eng", (server.url + "/fra-eng.zip",
+    monkeypatch.setitem(datahub.DATA_HUB, "fra-eng", (server.url + "/fra-eng.zip",
                                                    hashlib.sha1(body).hexdigest()))
     return body
 
@@ -161,7 +161,7 @@ def test_download_explicit_cache_dir(server, served_fra, online, tmp_path):
 
 def test_download_wrong_checksum_leaves_nothing(server, served_fra, online, tmp_cache,
                                                 monkeypatch):
-    monkeypatch.setitem(data.DATA_HUB, "fra-eng", (server.url + "/fra-eng.zip", "0" * 40))
+    monkeypatch.setitem(datahub.DATA_HUB, "fra-eng", (server.url + "/fra-eng.zip", "0" * 40))
     with pytest.raises(d2l.ChecksumError, match="expected 0000"):
         d2l.download("fra-eng")
     assert list(tmp_cache.iterdir()) == []
@@ -180,15 +180,15 @@ def test_download_retries_then_succeeds(server, served_fra, online, tmp_cache):
 
 
 def test_download_gives_up_after_retries(server, online, tmp_cache, monkeypatch):
-    monkeypatch.setitem(data.DATA_HUB, "fra-eng", (server.url + "/missing.zip", None))
+    monkeypatch.setitem(datahub.DATA_HUB, "fra-eng", (server.url + "/missing.zip", None))
     with pytest.raises(OSError, match="after 2 attempt"):
         d2l.download("fra-eng", retries=2)
     assert len(server.requests) == 2 and list(tmp_cache.iterdir()) == []
 
 
 def test_mirror_replaces_canonical_host(server, served_fra, online, tmp_cache, monkeypatch):
-    sha1 = data.DATA_HUB["fra-eng"][1]
-    monkeypatch.setitem(data.DATA_HUB, "fra-eng", ("http://canonical.invalid/d/fra-eng.zip", sha1))
+    sha1 = datahub.DATA_HUB["fra-eng"][1]
+    monkeypatch.setitem(datahub.DATA_HUB, "fra-eng", ("http://canonical.invalid/d/fra-eng.zip", sha1))
     server.files["/mirror/fra-eng.zip"] = served_fra
     monkeypatch.setenv("D2LMINI_MIRROR", server.url + "/mirror/")
     assert d2l.download("fra-eng").read_bytes() == served_fra
@@ -199,8 +199,9 @@ def test_offline_refuses_network(server, served_fra, tmp_cache):
     with pytest.raises(d2l.OfflineError) as info:
         d2l.download("fra-eng")
     message = str(info.value)
-    for hint in ("D2LMINI_OFFLINE", "D2LMINI_DATA_DIR", "D2LMINI_MIRROR", str(tmp_cache)):
+    for hint in ("D2LMINI_OFFLINE", "D2LMINI_DATA_DIR", "D2LMINI_MIRROR", "fra-eng/fra.txt"):
         assert hint in message
+    assert str(tmp_cache) not in message  # no path of the machine
     assert server.requests == []
 
 
@@ -218,10 +219,21 @@ def test_download_extract(server, served_fra, online, tmp_cache):
 
 
 def test_unknown_dataset_names_known_ones():
-    with pytest.raises(KeyError, match="fra-eng"):
+    with pytest.raises(ValueError, match="fra-eng"):
         d2l.download("ptb")
+    with pytest.raises(TypeError, match="name must be a str"):
+        d2l.resolve(3)
     with pytest.raises(ValueError, match="retries"):
         d2l.download("fra-eng", retries=0)
+    with pytest.raises(TypeError, match="retries"):
+        d2l.download("fra-eng", retries=1.5)
+    with pytest.raises(ValueError, match="timeout"):
+        d2l.download("fra-eng", timeout=0)
+
+
+def test_checksum_error_is_not_an_os_error():
+    # an OSError would look like a failed download and be hidden by the offline fallback
+    assert not issubclass(d2l.ChecksumError, OSError)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -229,10 +241,32 @@ def test_unknown_dataset_names_known_ones():
 # ---------------------------------------------------------------------------------------------
 
 def test_read_data_nmt_from_local_data_dir(real_data, capsys):
-    text = d2l.read_data_nmt()
+    text, source = d2l.read_data_nmt(return_source=True)
     assert text.startswith("Go.\tVa !")
-    lines = announcements(capsys.readouterr().out)
-    assert lines == [f"[d2lmini] fra-eng: local data dir {real_data / 'fra-eng' / 'fra.txt'}"]
+    out = capsys.readouterr().out
+    assert announcements(out) == [
+        "[d2lmini] fra-eng: local data directory (the copy the published book uses)"]
+    assert str(real_data) not in out and source.kind == "local"
+    assert source.path == real_data / "fra-eng" / "fra.txt"
+    assert d2l.read_data_nmt() == text  # without return_source: the text alone
+
+
+def test_local_copy_that_differs_from_the_published_one_says_so(tmp_path, monkeypatch, tmp_cache,
+                                                                capsys):
+    (tmp_path / "fra-eng").mkdir()
+    (tmp_path / "fra-eng" / "fra.txt").write_text(SAMPLE_FRA, encoding="utf-8")
+    monkeypatch.setenv("D2LMINI_DATA_DIR", str(tmp_path))
+    assert d2l.read_data_nmt() == SAMPLE_FRA
+    (line,) = announcements(capsys.readouterr().out)
+    assert line == ("[d2lmini] fra-eng: local data directory (not the copy the published book "
+                    "uses: its numbers may differ)")
+
+
+def test_data_source_record():
+    source = d2l.DataSource("fra-eng", "cache", "note", Path("/some/where/fra.txt"))
+    assert str(source) == "fra-eng: download cache (note)"
+    assert "/some/where" not in repr(source) and "/some/where" not in str(source)
+    assert d2l.DataSource("text8", "local").description == "local data directory"
 
 
 def test_read_data_from_cache(no_data_dir, capsys):
@@ -240,51 +274,62 @@ def test_read_data_from_cache(no_data_dir, capsys):
     target.parent.mkdir(parents=True)
     target.write_text(SAMPLE_FRA, encoding="utf-8")
     assert d2l.read_data_nmt() == SAMPLE_FRA
-    assert announcements(capsys.readouterr().out) == [f"[d2lmini] fra-eng: cache {target}"]
+    out = capsys.readouterr().out
+    assert announcements(out) == ["[d2lmini] fra-eng: download cache (not the copy the published "
+                                  "book uses: its numbers may differ)"]
+    assert str(no_data_dir) not in out
 
 
 def test_read_data_downloads_then_uses_cache(server, served_fra, online, no_data_dir, capsys):
     assert d2l.read_data_nmt() == SAMPLE_FRA
     (line,) = announcements(capsys.readouterr().out)
-    assert line.startswith("[d2lmini] fra-eng: downloaded from " + server.url)
+    assert line == f"[d2lmini] fra-eng: downloaded into the download cache (from {server.url}/fra-eng.zip)"
     assert d2l.read_data_nmt() == SAMPLE_FRA
     (line,) = announcements(capsys.readouterr().out)
-    assert line.startswith("[d2lmini] fra-eng: cache ") and len(server.requests) == 1
+    assert line.startswith("[d2lmini] fra-eng: download cache ") and len(server.requests) == 1
 
 
 def test_failed_download_falls_back(server, online, no_data_dir, monkeypatch, capsys):
-    monkeypatch.setitem(data.DATA_HUB, "fra-eng", (server.url + "/missing.zip", None))
+    monkeypatch.setitem(datahub.DATA_HUB, "fra-eng", (server.url + "/missing.zip", None))
     text = d2l.read_data_nmt()
     (line,) = announcements(capsys.readouterr().out)
-    assert "offline fallback shipped in the package" in line and "download failed" in line
+    assert f"offline corpus shipped with d2lmini {d2l.__version__}" in line
+    assert "download failed" in line
     assert "Go.\tVa !" in text
 
 
 def test_bad_checksum_is_not_hidden_by_fallback(server, served_fra, online, no_data_dir,
                                                 monkeypatch):
-    monkeypatch.setitem(data.DATA_HUB, "fra-eng", (server.url + "/fra-eng.zip", "f" * 40))
+    monkeypatch.setitem(datahub.DATA_HUB, "fra-eng", (server.url + "/fra-eng.zip", "f" * 40))
     with pytest.raises(d2l.ChecksumError):
         d2l.read_data_nmt()
 
 
 def test_offline_fallback_fra(no_data_dir, capsys):
-    text = d2l.read_data_nmt()
+    text, source_record = d2l.read_data_nmt(return_source=True)
     (line,) = announcements(capsys.readouterr().out)
-    assert line.startswith("[d2lmini] fra-eng: offline fallback shipped in the package")
-    assert "D2LMINI_OFFLINE=1" in line
+    assert line.startswith(f"[d2lmini] fra-eng: offline corpus shipped with d2lmini "
+                           f"{d2l.__version__} (304 written and ")
+    assert "generated pairs, not Tatoeba's" in line and "D2LMINI_OFFLINE=1" in line
+    assert str(no_data_dir) not in line and source_record.kind == "offline"
     source, target = d2l.tokenize_nmt(d2l.preprocess_nmt(text))
-    assert 250 <= len(source) <= 600
+    assert len(source) > 304 + 0.99 * d2l.OFFLINE_GENERATED_PAIRS
     pairs = {(" ".join(s), " ".join(t)) for s, t in zip(source, target)}
     assert set(FOUR_PAIRS) <= pairs
     assert len({" ".join(s) for s in source}) == len(source)  # one translation per sentence
+    # shortest first, as fra.txt; the four test sentences are among the first 600 pairs
+    lengths = [len(line.split("\t")[0]) for line in text.strip().split("\n")]
+    assert lengths == sorted(lengths)
+    first = {(" ".join(s), " ".join(t)) for s, t in zip(source[:600], target[:600])}
+    assert set(FOUR_PAIRS) <= first
 
 
 def test_offline_fallback_cmn(no_data_dir, capsys):
     text = d2l.read_data_cmn()
     (line,) = announcements(capsys.readouterr().out)
-    assert line.startswith("[d2lmini] cmn-eng: offline fallback shipped in the package")
+    assert line.startswith("[d2lmini] cmn-eng: offline corpus shipped with d2lmini")
     source, target = d2l.tokenize_cmn(d2l.preprocess_cmn(text))
-    assert len(source) >= 250
+    assert len(source) > 299 + 0.99 * d2l.OFFLINE_GENERATED_PAIRS
     pairs = {(" ".join(s), "".join(t)) for s, t in zip(source, target)}
     assert ("i like tea .", "我喜欢茶。") in pairs and ("help me .", "帮帮我。") in pairs
     assert all(len(row.split("\t")) == 3 for row in text.strip().split("\n"))
@@ -329,7 +374,7 @@ def test_preprocess_and_tokenize_cmn():
 
 def test_text_must_be_str():
     for fn in (d2l.preprocess_nmt, d2l.tokenize_nmt, d2l.preprocess_cmn, d2l.tokenize_cmn):
-        with pytest.raises(ValueError, match="text"):
+        with pytest.raises(TypeError, match="text must be a str"):
             fn(["not", "a", "str"])
 
 
@@ -362,7 +407,18 @@ def test_vocab_min_freq_and_lookup_roundtrip():
         vocab.to_tokens(3)
     with pytest.raises(ValueError, match="min_freq"):
         d2l.Vocab(["a"], min_freq=-1)
+    with pytest.raises(TypeError, match="min_freq"):
+        d2l.Vocab(["a"], min_freq=1.5)
     assert len(d2l.Vocab()) == 1  # just <unk>
+
+
+def test_vocab_refuses_a_string():
+    # a str would silently become a vocabulary of its characters
+    with pytest.raises(TypeError, match="not a str"):
+        d2l.Vocab("hello")
+    with pytest.raises(TypeError, match="reserved_tokens"):
+        d2l.Vocab(["a"], reserved_tokens="<pad>")
+    assert d2l.Vocab(list("hello")).idx_to_token == ["<unk>", "l", "e", "h", "o"]
 
 
 def test_vocab_reserved_token_not_duplicated():
@@ -378,8 +434,11 @@ def test_truncate_pad():
     assert d2l.truncate_pad([1, 2, 3], 5, 0) == [1, 2, 3, 0, 0]
     assert d2l.truncate_pad([1, 2, 3], 2, 0) == [1, 2]
     assert d2l.truncate_pad([], 2, 9) == [9, 9]
-    for bad in (0, -1, 2.5, True):
+    for bad in (0, -1):
         with pytest.raises(ValueError, match="num_steps must be a positive int"):
+            d2l.truncate_pad([1], bad, 0)
+    for bad in (2.5, True, "3"):
+        with pytest.raises(TypeError, match="num_steps must be a positive int"):
             d2l.truncate_pad([1], bad, 0)
 
 
@@ -445,18 +504,17 @@ def check_batches(train_iter, src_vocab, tgt_vocab, batch_size, num_steps, n):
 def test_load_data_nmt_real_data(real_data, capsys):
     train_iter, src_vocab, tgt_vocab = d2l.load_data_nmt(64, 10, 600)
     assert announcements(capsys.readouterr().out) == [
-        f"[d2lmini] fra-eng: local data dir {real_data / 'fra-eng' / 'fra.txt'}"]
+        "[d2lmini] fra-eng: local data directory (the copy the published book uses)"]
     check_batches(train_iter, src_vocab, tgt_vocab, 64, 10, 600)
     for eng, fra in FOUR_PAIRS:
         assert 0 not in src_vocab[eng.split()] and 0 not in tgt_vocab[fra.split()]
 
 
 def test_load_data_nmt_fallback_is_trainable_vocabulary(no_data_dir, capsys):
-    train_iter, src_vocab, tgt_vocab = d2l.load_data_nmt(64, 10, 600)
+    train_iter, src_vocab, tgt_vocab, source = d2l.load_data_nmt(64, 10, 600, return_source=True)
     (line,) = announcements(capsys.readouterr().out)
-    assert "offline fallback" in line
-    n = len(d2l.tokenize_nmt(d2l.preprocess_nmt(d2l.read_data_nmt()))[0])
-    check_batches(train_iter, src_vocab, tgt_vocab, 64, 10, n)
+    assert "offline corpus" in line and source.kind == "offline"
+    check_batches(train_iter, src_vocab, tgt_vocab, 64, 10, 600)
     for eng, fra in FOUR_PAIRS:  # every word of the four test sentences is known (min_freq 2)
         assert 0 not in src_vocab[eng.split()] and 0 not in tgt_vocab[fra.split()]
 
@@ -472,7 +530,7 @@ def test_load_data_nmt_is_repeatable(real_data):
 def test_load_data_cmn_real_data(real_data, capsys):
     train_iter, src_vocab, tgt_vocab = d2l.load_data_cmn(32, 12, 500)
     assert announcements(capsys.readouterr().out) == [
-        f"[d2lmini] cmn-eng: local data dir {real_data / 'cmn-eng' / 'cmn.txt'}"]
+        "[d2lmini] cmn-eng: local data directory (the copy the published book uses)"]
     check_batches(train_iter, src_vocab, tgt_vocab, 32, 12, 500)
     assert all(len(t) == 1 for t in tgt_vocab.idx_to_token[4:])  # one character per token
     assert "。" in tgt_vocab and "？" in tgt_vocab
@@ -480,7 +538,7 @@ def test_load_data_cmn_real_data(real_data, capsys):
 
 def test_load_data_cmn_fallback(no_data_dir, capsys):
     _, _, tgt_vocab = d2l.load_data_cmn(16, 10)
-    assert "offline fallback" in announcements(capsys.readouterr().out)[0]
+    assert "offline corpus" in announcements(capsys.readouterr().out)[0]
     assert all(len(t) == 1 for t in tgt_vocab.idx_to_token[4:])
     assert 0 not in tgt_vocab[list("我喜欢茶。")]
 
@@ -490,7 +548,7 @@ def test_load_data_cmn_fallback(no_data_dir, capsys):
                                         ((8, 10, -5), "num_examples"),
                                         ((8.0, 10), "batch_size"), ((8, "10"), "num_steps")])
 def test_loaders_reject_bad_arguments(loader, args, name, capsys):
-    with pytest.raises(ValueError, match=f"{name} must be a positive int"):
+    with pytest.raises((TypeError, ValueError), match=f"{name} must be a positive int"):
         loader(*args)
     assert capsys.readouterr().out == ""  # validated before any data is read
 
@@ -507,15 +565,18 @@ def test_text8_from_data_dir(tmp_path, monkeypatch, tmp_cache, capsys):
     sentences = d2l.load_text8()
     assert [len(s) for s in sentences] == [10_000, 10_000, 5_003]
     assert [w for s in sentences for w in s] == words
-    assert announcements(capsys.readouterr().out) == [
-        f"[d2lmini] text8: local data dir {tmp_path / 'text8' / 'text8'}"]
+    out = capsys.readouterr().out
+    assert announcements(out) == ["[d2lmini] text8: local data directory"]
+    assert str(tmp_path) not in out
     assert [len(s) for s in d2l.load_text8(max_words=12_345)] == [10_000, 2_345]
 
 
 def test_text8_gensim_fallback(no_data_dir, capsys):
-    sentences = d2l.load_text8(max_words=30_000)
+    sentences, source = d2l.load_text8(max_words=30_000, return_source=True)
     (line,) = announcements(capsys.readouterr().out)
-    assert "gensim Wikipedia sample" in line and "offline fallback" in line
+    assert line.startswith("[d2lmini] text8: offline corpus shipped with d2lmini")
+    assert "Wikipedia sample in gensim, 30,000 words used" in line and source.kind == "offline"
+    assert str(no_data_dir) not in line
     assert [len(s) for s in sentences] == [10_000, 10_000, 10_000]
     words = [w for s in sentences for w in s]
     assert all(re.fullmatch(r"[a-z]+", w) for w in words)
@@ -525,7 +586,7 @@ def test_text8_gensim_fallback(no_data_dir, capsys):
 
 
 def test_text8_cleaning_spells_digits():
-    assert data._text8_clean("In 1984, Orwell's <b>novel</b>!") == (
+    assert text8._text8_clean("In 1984, Orwell's <b>novel</b>!") == (
         "in one nine eight four orwell s b novel b")
 
 
@@ -534,9 +595,10 @@ def test_text8_rejects_bad_max_words():
         d2l.load_text8(max_words=0)
 
 
-def test_all_exported():
-    for name in data.__all__:
-        assert getattr(d2l, name) is getattr(data, name)
+@pytest.mark.parametrize("module", [datahub, data, text8])
+def test_all_exported(module):
+    for name in module.__all__:
+        assert getattr(d2l, name) is getattr(module, name)
 
 
 def test_get_cache_dir_order(tmp_path, monkeypatch):
