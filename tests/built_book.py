@@ -58,3 +58,21 @@ def build(*extra: str) -> subprocess.CompletedProcess:
 def search_index(lang: str) -> dict:
     text = (HTML / lang / "searchindex.js").read_text(encoding="utf-8")
     return json.loads(text[text.index("(") + 1 : text.rindex(")")])
+
+
+def machine_paths() -> list[str]:
+    """Paths of the machine that builds the book, which no page may show."""
+    paths = {str(ROOT), str(Path.home()), tempfile.gettempdir().rstrip("/") + "/", "/tmp/"}
+    return sorted(p for p in paths if len(p) > 1)
+
+
+def pages_showing_machine_paths(html_root: Path) -> list[str]:
+    found = []
+    for page in sorted(html_root.glob("*/*.html")):
+        text = page.read_text(encoding="utf-8")
+        for path in machine_paths():
+            if path in text:
+                i = text.index(path)
+                found.append(f"{page.relative_to(html_root)}: {path!r} in "
+                             f"{text[max(0, i - 80):i + 80]!r}")
+    return found

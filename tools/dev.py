@@ -387,11 +387,13 @@ def main(argv):
         if command == "clean":
             shutil.rmtree(os.path.join(ROOT, "_build"), ignore_errors=True)
             return 0
+        if command == "lock":  # records what is installed: no set-up first
+            if not venv_works():
+                raise SetupError("no working .venv to record: run `make test` first")
+            write_lock()
+            return 0
         setup()
         if command == "setup":
-            return 0
-        if command == "lock":
-            write_lock()
             return 0
         if command in ("test", "pdf"):
             ensure_system_packages()

@@ -37,16 +37,22 @@ def repository_url(config: Path = ROOT / "_config.yml") -> str:
 
 
 def install_source(repo_url: str) -> str:
+    """The first cell of every exported notebook: install d2lmini when it is not importable.
+
+    The package comes from the book's repository; ``D2LMINI_INSTALL_SPEC`` (a pip URL or path,
+    e.g. a wheel) replaces that source, which is how the tests run this cell offline."""
     extra = " ".join(COLAB_EXTRA)
     return (
         "# Installs d2lmini (and, in Colab, missing requirements) only when needed.\n"
+        "import os\n"
         "import sys\n"
         "try:\n"
         "    import d2lmini  # noqa: F401\n"
         "except ImportError:\n"
         "    if 'google.colab' in sys.modules:\n"
         f"        %pip install -q {extra}\n"
-        f'    %pip install -q "d2lmini @ git+{repo_url}"'
+        f'    d2lmini_spec = os.environ.get("D2LMINI_INSTALL_SPEC", "git+{repo_url}")\n'
+        '    %pip install -q "d2lmini @ {d2lmini_spec}"'
     )
 
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 from bookmeta import HREFLANG
-from built_book import BUILD, HTML, LANGS, ROOT, build, notebooks, search_index, toc_files
+from built_book import (BUILD, HTML, LANGS, ROOT, build, notebooks, pages_showing_machine_paths,
+                        search_index, toc_files)
 from bs4 import BeautifulSoup
 
 pytestmark = pytest.mark.book
@@ -232,3 +233,15 @@ def test_zh_paragraphs_have_no_breaks_between_chinese_characters(book):
         for p in soup(book / "zh" / f"{name}.html").select("article p"):
             text = p.get_text()
             assert not gap.search(text), f"zh/{name}: a break between characters in {text[:80]!r}"
+
+
+def test_no_page_shows_a_path_of_the_build_machine(book):
+    bad = pages_showing_machine_paths(book)
+    assert not bad, "pages show paths of this machine:\n" + "\n".join(bad)
+
+
+def test_offline_build_says_what_it_used(book):
+    # the nothing-at-all build read the project's own corpora, and the pages say so
+    for lang in LANGS:
+        text = soup(book / lang / "training-translation.html").get_text()
+        assert "offline corpus shipped with d2lmini" in text, lang

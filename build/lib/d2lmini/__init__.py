@@ -1,0 +1,31 @@
+"""d2lmini: the tested helper library of the bilingual Transformer textbook.
+
+Names and signatures follow the ``d2l`` package ("Dive into Deep Learning") where one
+exists, so that readers of d2l feel at home; every public name is exported here::
+
+    import d2lmini as d2l
+"""
+
+from importlib import import_module as _import_module
+
+__version__ = "0.1.0"  # first: the data modules name it in their announcements
+
+from .utils import *  # noqa: F401,F403,E402
+from .attention import *  # noqa: F401,F403,E402
+from .transformer import *  # noqa: F401,F403,E402
+from .datahub import *  # noqa: F401,F403,E402
+from .data import *  # noqa: F401,F403,E402
+from .text8 import *  # noqa: F401,F403,E402
+from .train import *  # noqa: F401,F403,E402
+from .plot import *  # noqa: F401,F403,E402
+from .distributed import *  # noqa: F401,F403,E402
+
+#: Modules by concept, in the order the book introduces them. (``d2lmini.plot`` and
+#: ``d2lmini.transformer`` are functions; the modules stay reachable through ``MODULES``.)
+MODULES = tuple(
+    _import_module(f"{__name__}.{name}")
+    for name in ("utils", "attention", "transformer", "datahub", "data", "text8", "train",
+                 "plot", "distributed")
+)
+
+__all__ = [name for module in MODULES for name in module.__all__]

@@ -1,0 +1,175 @@
+"""Plotting helpers with d2l's names: line plots, attention heat maps, a live animator."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+__all__ = ["use_svg_display", "set_figsize", "set_axes", "plot", "show_heatmaps", "Animator"]
+
+
+def use_svg_display() -> None:
+    """Show figures as SVG in Jupyter (sharp at any zoom); a no-op outside IPython."""
+    try:
+        from matplotlib_inline import backend_inline
+    except ImportError:  # pragma: no cover
+        return
+    backend_inline.set_matplotlib_formats("svg")
+
+
+def set_figsize(figsize: tuple[float, float] = (3.5, 2.5)) -> None:
+    """Set the default figure size (inches) of matplotlib."""
+    use_svg_display()
+    plt.rcParams["figure.figsize"] = figsize
+
+
+def set_axes(axes: Any, xlabel: str | None, ylabel: str | None, xlim: Any, ylim: Any,
+             xscale: str, yscale: str, legend: Sequence[str] | None) -> None:
+    """Set labels, limits, scales, legend and grid of matplotlib ``axes``."""
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    axes.set_xscale(xscale)
+    axes.set_yscale(yscale)
+    axes.set_xlim(xlim)
+    axes.set_ylim(ylim)
+    if legend:
+        axes.legend(legend)
+    axes.grid(True)
+
+
+def _to_numpy(a: Any) -> Any:
+    if isinstance(a, torch.Tensor):
+        return a.detach().cpu().numpy()
+    return a
+
+
+def plot(X: Any, Y: Any = None, xlabel: str | None = None, ylabel: str | None = None,
+         legend: Sequence[str] | None = None, xlim: Any = None, ylim: Any = None,
+         xscale: str = "linear", yscale: str = "linear",
+         fmts: Sequence[str] = ("-", "m--", "g-.", "r:"),
+         figsize: tuple[float, float] = (3.5, 2.5), axes: Any = None) -> Any:
+    """Plot one or several curves (d2l's ``plot``).
+
+    ``X`` and ``Y`` are a 1-D sequence/array/tensor or a list of them; with ``Y=None`` the
+    values of ``X`` are plotted against their indices. Returns the axes.
+    """
+    if legend is None:
+        legend = []
+    set_figsize(figsize)
+    axes = axes if axes is not None else plt.gca()
+
+    def has_one_axis(v):  # True if v is a single curve
+        v = _to_numpy(v)
+        return (hasattr(v, "ndim") and v.ndim == 1
+                or isinstance(v, list) and not hasattr(_to_numpy(v[0]), "__len__"))
+
+    if has_one_axis(X):
+        X = [X]
+    if Y is None:
+        X, Y = [[]] * len(X), X
+    elif has_one_axis(Y):
+        Y = [Y]
+    if len(X) != len(Y):
+        X = X * len(Y)
+    axes.cla()
+    for x, y, fmt in zip(X, Y, fmts * (len(Y) // len(fmts) + 1)):
+        x, y = _to_numpy(x), _to_numpy(y)
+        if len(x):
+            axes.plot(x, y, fmt)
+        else:
+            axes.plot(y, fmt)
+    set_axes(axes, xlabel, ylabel, xlim, ylim, xscale, yscale, legend)
+    return axes
+
+
+def show_heatmaps(matrices: Any, xlabel: str, ylabel: str,
+                  titles: Sequence[str] | None = None,
+                  figsize: tuple[float, float] = (2.5, 2.5), cmap: str = "Reds") -> Any:
+    """Draw a grid of heat maps.
+
+    ``matrices`` has shape ``(num_rows, num_cols, Q, K)`` (tensor or array), e.g. attention
+    weights of several layers (rows) and heads (columns). Returns the figure.
+    """
+    matrices = np.asarray(_to_numpy(matrices))
+    if matrices.ndim != 4:
+        raise ValueError(
+            "matrices must have shape (num_rows, num_cols, num_queries, num_keys); got "
+            f"{matrices.shape}"
+        )
+    use_svg_display()
+    num_rows, num_cols = matrices.shape[:2]
+    fig, axes = plt.subplots(num_rows, num_cols, figsize=figsize, sharex=True, sharey=True,
+                             squeeze=False)
+    pcm = None
+    for i, (row_axes, row_matrices) in enumerate(zip(axes, matrices)):
+        for j, (ax, matrix) in enumerate(zip(row_axes, row_matrices)):
+            pcm = ax.imshow(matrix, cmap=cmap)
+            if i == num_rows - 1:
+                ax.set_xlabel(xlabel)
+            if j == 0:
+                ax.set_ylabel(ylabel)
+            if titles:
+                ax.set_title(titles[j])
+    fig.colorbar(pcm, ax=axes, shrink=0.6)
+    return fig
+
+
+class Animator:
+    """Draw data incrementally (d2l's ``Animator``): live in a Jupyter notebook, silent
+    elsewhere (the figure is kept in ``self.fig``)."""
+
+    def __init__(self, xlabel: str | None = None, ylabel: str | None = None,
+                 legend: Sequence[str] | None = None, xlim: Any = None, ylim: Any = None,
+                 xscale: str = "linear", yscale: str = "linear",
+                 fmts: Sequence[str] = ("-", "m--", "g-.", "r:"), nrows: int = 1,
+                 ncols: int = 1, figsize: tuple[float, float] = (3.5, 2.5)) -> None:
+        if legend is None:
+            legend = []
+        use_svg_display()
+        self.fig, axes = plt.subplots(nrows, ncols, figsize=figsize, squeeze=False)
+        self.axes = axes.ravel()
+        self.config_axes = lambda: set_axes(self.axes[0], xlabel, ylabel, xlim, ylim,
+                                            xscale, yscale, legend)
+        self.X: list[list[float]] | None = None
+        self.Y: list[list[float]] | None = None
+        self.fmts = fmts
+        self._display = None
+        try:
+            from IPython import get_ipython
+            shell = get_ipython()
+            if shell is not None and type(shell).__name__ == "ZMQInteractiveShell":
+                from IPython import display
+                self._display = display
+        except ImportError:  # pragma: no cover
+            pass
+        if self._display is not None or matplotlib.get_backend().lower() == "agg":
+            plt.close(self.fig)  # we display it ourselves; don't show it twice
+
+    def add(self, x: Any, y: Any) -> None:
+        """Add one point per curve: ``x`` a number or list, ``y`` a number or list."""
+        if not hasattr(y, "__len__"):
+            y = [y]
+        n = len(y)
+        if not hasattr(x, "__len__"):
+            x = [x] * n
+        if self.X is None:
+            self.X = [[] for _ in range(n)]
+        if self.Y is None:
+            self.Y = [[] for _ in range(n)]
+        for i, (a, b) in enumerate(zip(x, y)):
+            if a is not None and b is not None:
+                self.X[i].append(float(a))
+                self.Y[i].append(float(b))
+        self.axes[0].cla()
+        for x_i, y_i, fmt in zip(self.X, self.Y, self.fmts):
+            self.axes[0].plot(x_i, y_i, fmt)
+        self.config_axes()
+        if self._display is not None:
+            # clear first (lazily: when the new figure arrives), so that the last figure
+            # stays in the cell's output together with anything printed afterwards
+            self._display.clear_output(wait=True)
+            self._display.display(self.fig)
