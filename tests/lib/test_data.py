@@ -613,3 +613,63 @@ def test_get_cache_dir_order(tmp_path, monkeypatch):
 def test_dataset_files_name_the_layout_of_the_data_dir():
     assert d2l.DATASET_FILES["fra-eng"] == "fra-eng/fra.txt"
     assert set(d2l.DATASET_FILES) <= set(d2l.DATA_HUB)
+
+
+def test_split_held_out_keeps_every_translation_of_a_held_out_sentence_out_of_training():
+    source = [["a"], ["a"], ["b"], ["c"], ["c"], ["c"], ["d"], ["e"], ["f"], ["g"]]
+    target = [["x1"], ["x2"], ["y"], ["z1"], ["z2"], ["z3"], ["u"], ["v"], ["w"], ["q"]]
+    tr_s, tr_t, te_s, te_refs = d2l.split_held_out(source, target, 0.3, seed=1)
+    assert len(te_s) == round(0.3 * 7) and len(te_refs) == len(te_s)
+    held = {tuple(s) for s in te_s}
+    assert not held & {tuple(s) for s in tr_s}
+    pairs = dict()
+    for s, t in zip(source, target):
+        pairs.setdefault(tuple(s), []).append(t)
+    for s, refs in zip(te_s, te_refs):
+        assert refs == pairs[tuple(s)]  # all translations, in corpus order
+    assert len(tr_s) + sum(len(r) for r in te_refs) == len(source)
+    assert d2l.split_held_out(source, target, 0.3, seed=1) == (tr_s, tr_t, te_s, te_refs)
+    assert d2l.split_held_out(source, target, 0.3, seed=2)[2] != te_s
+
+
+@pytest.mark.parametrize("fraction, error", [(0, ValueError), (1, ValueError), (True, TypeError),
+                                             ("0.1", TypeError)])
+def test_split_held_out_rejects_bad_fractions(fraction, error):
+    with pytest.raises(error, match="test_fraction"):
+        d2l.split_held_out([["a"], ["b"]], [["x"], ["y"]], fraction)
+
+
+def test_bucket_sampler_respects_the_token_budget_and_covers_every_pair():
+    g = torch.Generator().manual_seed(0)
+    src = torch.randint(2, 20, (500,), generator=g)
+    tgt = torch.randint(2, 20, (500,), generator=g)
+    sampler = d2l.BucketSampler(src, tgt, max_tokens=64, seed=0)
+    first = list(sampler)
+    assert sorted(i for b in first for i in b) == list(range(500))
+    for batch in first:
+        longest = int(torch.maximum(src[batch], tgt[batch]).max())
+        assert len(batch) * longest <= 64
+    # similar lengths together: far less padding than random batches of the same sizes
+    pad = sum(len(b) * int(tgt[b].max()) - int(tgt[b].sum()) for b in first)
+    perm = torch.randperm(500, generator=g).tolist()
+    random_batches, k = [], 0
+    for b in first:
+        random_batches.append(perm[k:k + len(b)])
+        k += len(b)
+    pad_random = sum(len(b) * int(tgt[b].max()) - int(tgt[b].sum()) for b in random_batches)
+    assert pad < pad_random / 3
+    second = list(sampler)
+    assert second != first  # a new order every epoch
+    again = d2l.BucketSampler(src, tgt, max_tokens=64, seed=0)
+    assert list(again) == first  # repeatable from the seed
+    again.set_epoch(1)
+    assert list(again) == second
+
+
+def test_bucket_sampler_checks_its_arguments():
+    with pytest.raises(ValueError, match="smaller than the longest"):
+        d2l.BucketSampler([3, 30], [3, 4], max_tokens=10)
+    with pytest.raises(ValueError, match="same length"):
+        d2l.BucketSampler([3, 3], [3], max_tokens=10)
+    with pytest.raises(TypeError, match="max_tokens"):
+        d2l.BucketSampler([3], [3], max_tokens=10.0)
