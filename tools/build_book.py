@@ -248,6 +248,7 @@ def build_edition(lang: str, *, variant: str, toc_path: Path, strict: bool, asse
     # never shows a figure; without it, ipykernel selects the inline backend, whose figures
     # become the page's images. Sphinx itself draws nothing.
     env.pop("MPLBACKEND", None)
+    env["D2LMINI_LANG"] = lang  # the kernels label plots (and say where data came from) in it
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
     log(f"{lang}: sphinx-build {' '.join(cmd[4:])}")
     t0 = time.perf_counter()
