@@ -12,6 +12,7 @@ from .utils import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from .data import *  # noqa: F401,F403
+from .grammar import *  # noqa: F401,F403
 from .train import *  # noqa: F401,F403
 from .plot import *  # noqa: F401,F403
 from .distributed import *  # noqa: F401,F403
@@ -22,7 +23,7 @@ __version__ = "0.1.0"
 #: ``d2lmini.transformer`` are functions; the modules stay reachable through ``MODULES``.)
 MODULES = tuple(
     _import_module(f"{__name__}.{name}")
-    for name in ("utils", "attention", "transformer", "data", "train", "plot",
+    for name in ("utils", "attention", "transformer", "data", "grammar", "train", "plot",
                  "distributed")
 )
 
