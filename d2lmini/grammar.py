@@ -24,6 +24,7 @@ no-break space (U+202F) before ``?`` and ``!``, Chinese with full-width ``。？
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Sequence
 from functools import cache
 from itertools import product
@@ -39,7 +40,7 @@ PAIRS = ("fra-eng", "cmn-eng")
 #: :func:`d2lmini.preprocess_nmt` turns it into an ordinary space).
 FRENCH_SPACE = "\u202f"
 
-_FRA, _CMN = PAIRS
+_FRA = PAIRS[0]
 _HANDWRITTEN = {"fra-eng": "fra-eng-mini.txt", "cmn-eng": "cmn-eng-mini.txt"}
 
 
@@ -50,7 +51,6 @@ _HANDWRITTEN = {"fra-eng": "fra-eng-mini.txt", "cmn-eng": "cmn-eng-mini.txt"}
 _FR_VOWELS = frozenset("aeiouyàâäéèêëîïôöûüœæ")
 # words with a mute h: they elide like vowels (l'homme, l'hôpital, j'habite)
 _H_MUET = ("homme", "hôpital", "hôtel", "histoire", "habit")
-_ELIDE = frozenset({"je", "ne", "le", "la", "de", "que", "ce"})
 _CONTRACT = {("à", "le"): "au", ("à", "les"): "aux", ("de", "le"): "du", ("de", "les"): "des"}
 
 
@@ -60,30 +60,17 @@ def _fr_vowel(word: str) -> bool:
     return c in _FR_VOWELS or (c == "h" and word.lower().startswith(_H_MUET))
 
 
+_VOWEL = "[aeiouyàâäéèêëîïôöûüœæAEIOUYÀÂÉÈÊÎÔŒ]|[hH](?:" + "|".join(h[1:] for h in _H_MUET) + ")"
+_CONTRACT_RE = re.compile(rf"(?<![\w'-])(à|de) (les|le(?! (?:{_VOWEL})))(?= )")
+_ELIDE_RE = re.compile(rf"(?<![\w'-])(je|ne|le|la|de|que|ce) (?={_VOWEL})")
+
+
 def _fr_join(tokens: Sequence[str]) -> str:
     """Join French words: ``à le``/``de le`` contract before a consonant (au, du; aux, des), and
     je, ne, le, la, de, que, ce elide before a vowel (j'ai, l'école, n'est, c'est)."""
-    words = [t for t in tokens if t]
-    out = []
-    i, n = 0, len(words)
-    while i < n:
-        t = words[i]
-        if i + 1 < n:
-            nxt = words[i + 1]
-            if t in _ELIDE or t == "à":
-                pair = (t, nxt)
-                if pair in _CONTRACT and (nxt == "les" or i + 2 >= n
-                                          or not _fr_vowel(words[i + 2])):
-                    out.append(_CONTRACT[pair] + " ")
-                    i += 2
-                    continue
-                if t in _ELIDE and _fr_vowel(nxt):
-                    out.append(t[:-1] + "'")
-                    i += 1
-                    continue
-        out.append(t + " ")
-        i += 1
-    return "".join(out).rstrip()
+    text = " ".join(t for t in tokens if t)
+    text = _CONTRACT_RE.sub(lambda m: _CONTRACT[m.group(1), m.group(2)], text)
+    return _ELIDE_RE.sub(lambda m: m.group(1)[:-1] + "'", text)
 
 
 def _cap(s: str) -> str:
@@ -127,8 +114,11 @@ def _rows(table: str) -> list[list[str]]:
 
 class _Noun:
     """A noun: English singular/plural, French singular/plural and gender, Chinese word and
-    measure word, and tags (kind: person, animal, thing, food, drink; ``kin`` nouns drop 的
-    after a pronoun in Chinese, 我妈妈; ``mass`` nouns take du/de la and no plural)."""
+    measure word, and tags: its kind (person, animal, thing, food, drink); ``mass`` (du/de la,
+    no plural); for people ``kin`` (我妈妈 without 的) or ``role`` (my teacher) or ``plain``
+    (this man), ``pl`` (used in the plural), ``child`` (I have a son), ``spouse`` (my wife, not
+    our wife), ``fra`` (French only: brother and sister have no neutral Chinese word);
+    ``personal`` things are not owned by "we" or "they" (our car, not our jacket)."""
 
     __slots__ = ("cl", "en", "en_pl", "fr", "fr_pl", "g", "key", "kin", "mass", "tags", "zh")
 
@@ -731,53 +721,34 @@ def _np_zh(np: _NP, bare: bool = False) -> str:
 class _Subj:
     """A clause subject with what each language needs: English (form, contraction with "be",
     "am/is/are", third person singular), French (words, the pronoun when it is one, person
-    0–5 for conjugation, gender, plural) and Chinese."""
+    0–5 for conjugation, gender, plural) and Chinese; ``ident`` names who it is (I, Tom,
+    I:mother) and ``noun`` is its noun, if any."""
 
-    __slots__ = (
-        "be",
-        "contr",
-        "en",
-        "fr",
-        "g",
-        "ident",
-        "key",
-        "keys",
-        "kind",
-        "noun",
-        "owner",
-        "p",
-        "pl",
-        "pron",
-        "s3",
-        "zh",
-    )
+    __slots__ = ("be", "contr", "en", "fr", "g", "ident", "key", "keys", "noun", "p", "pl",
+                 "pron", "s3", "zh")
 
-    def __init__(self, key, en, contr, be, s3, fr, pron, p, g, pl, zh, kind, ident,
-                 noun=None, owner=None):
+    def __init__(self, key, en, contr, be, s3, fr, pron, p, g, pl, zh, ident, noun=None):
         self.key, self.en, self.contr, self.be, self.s3 = key, en, contr, be, s3
         self.fr, self.pron, self.p, self.g, self.pl = fr, pron, p, g, pl
-        self.zh, self.kind, self.ident, self.noun, self.owner = zh, kind, ident, noun, owner
+        self.zh, self.ident, self.noun = zh, ident, noun
         #: what an object or a question must not share with it (see _build's add_people)
         self.keys = frozenset({ident, "Q:" + key})
 
 
 def _pron_subj(key: str) -> _Subj:
     p = _PRONS[key]
-    return _Subj(key, p.en, p.contr, p.be, p.p == 2, [p.fr], p.fr, p.p, p.g, p.pl, p.zh,
-                 "person", key)
+    return _Subj(key, p.en, p.contr, p.be, p.p == 2, [p.fr], p.fr, p.p, p.g, p.pl, p.zh, key)
 
 
 def _name_subj(name: _Name) -> _Subj:
     return _Subj("name", name.en, "", "is", True, [name.fr], None, 2, name.g, False, name.zh,
-                 "person", name.en)
+                 name.en)
 
 
 def _np_subj(np: _NP) -> _Subj:
     pl = np.plural()
-    kind = next(k for k in ("person", "animal", "thing", "food", "drink") if k in np.noun.tags)
-    owner = np.owner if np.det == "poss" else (np.name.en if np.det == "nposs" else None)
     return _Subj("np", _np_en(np), "", "are" if pl else "is", not pl, _np_fr(np), None,
-                 5 if pl else 2, np.noun.g, pl, _np_zh(np), kind, np.ident, np.noun, owner)
+                 5 if pl else 2, np.noun.g, pl, _np_zh(np), np.ident, np.noun)
 
 
 def _adapt(np: _NP, s: _Subj) -> _NP:
@@ -1109,17 +1080,16 @@ def _person_subjects(fra: bool, exclude: str = "", pronouns: str = "I you he she
 def _np_subjects(fra: bool, nouns: Sequence[_Noun]) -> list[_Subj]:
     """Animals and things as subjects: my dog, Tom's car, this house, these keys (the car in
     French)."""
-    out = [_np_subj(np) for np in _possessed(fra, nouns)]
+    out = [_np_subj(np) for np in _possessed(fra, nouns, plural=False)]
     for n in nouns:
+        # my keys = mes clés = 我的钥匙 (Chinese has no plural here)
+        out += [_np_subj(_NP("poss", n, owner=o, pl=True)) for o in _OWNERS if _owner_ok(o, n)]
         for d in ("this", "that"):
             out.append(_np_subj(_NP(d, n)))
             out.append(_np_subj(_NP(d, n, pl=True)))
         if fra:
             out.append(_np_subj(_NP("the", n)))
             out.append(_np_subj(_NP("the", n, pl=True)))
-    # plural possessives in Chinese too (我的钥匙): things and animals have no 们
-    if not fra:
-        out += [_np_subj(_NP("poss", n, owner=o, pl=True)) for n in nouns for o in _OWNERS]
     return out
 
 
@@ -1151,7 +1121,9 @@ class _VP:
         if self.np is None:
             return frozenset()
         keys = {self.np.ident}
-        if owner_too and self.np.det == "poss":
+        if self.np.det == "nposs":  # Tom is calling his mother, not Tom's mother
+            keys.add(self.np.name.en)
+        if owner_too and self.np.det == "poss":  # not: I know my father
             keys.add(self.np.owner)
         return frozenset(keys)
 
@@ -1427,8 +1399,8 @@ def _build(pair: str) -> list[_Template]:
         en = _en_be(s, place.en_at + " " + _t_en(time), mood)
         after = [place.fr, _t_fr(time)]
         return out(en, lambda: _fr_clause(s, _ETRE, after, after, mood),
-                   lambda: _zh_clause(s.zh, time, "在" + place.zh, "不在" + place.zh, "在" + place.zh,
-                              mood), mood)
+                   lambda: _zh_clause(s.zh, time, "在" + place.zh, "不在" + place.zh,
+                                      "在" + place.zh, mood), mood)
 
     place_c = [(p, t, m) for p in _places("be") for t in (
         (None, "now") if "animal" in p.tags else (None, "now", "today")) for m in _MOODS]
@@ -1437,8 +1409,8 @@ def _build(pair: str) -> list[_Template]:
     def be_loc(s: _Subj, c: tuple) -> tuple:
         (en_loc, fr_loc, zh_loc, _), mood = c
         return out(_en_be(s, en_loc, mood), lambda: _fr_clause(s, _ETRE, fr_loc, fr_loc, mood),
-                   lambda: _zh_clause(s.zh, None, "在" + zh_loc, "不在" + zh_loc, "在" + zh_loc, mood),
-                   mood)
+                   lambda: _zh_clause(s.zh, None, "在" + zh_loc, "不在" + zh_loc,
+                                      "在" + zh_loc, mood), mood)
 
     located = _np_subjects(fra, _nouns("book pen key phone watch letter apple cup newspaper "
                                        "photo hat bag umbrella wallet box " + _ANIMALS))
@@ -1525,7 +1497,7 @@ def _build(pair: str) -> list[_Template]:
             return out(_en_do(s, v, obj[0], mood),
                        lambda: _fr_clause(s, v.pres, obj[1], obj[1], mood),
                        lambda: _zh_clause(s.zh, None, v.zh + obj[2], "不" + v.zh + obj[2],
-                                  v.zh + obj[2], mood), mood)
+                                          v.zh + obj[2], mood), mood)
         return do_obj(s, verb, obj, mood, fr_neg=False)
 
     gen = [_NP("gen", n) for n in _nouns(_ANIMALS + " " + _COUNT_FOOD + " " + _MASS_FOOD +
@@ -1597,7 +1569,7 @@ def _build(pair: str) -> list[_Template]:
                                           vp.fr_obj(s, True) + t, mood),
                    lambda: _zh_clause(s.zh, time, "在" + vp.zh_vp(s),
                                       "没在" + vp.zh_vp(s, bare=True),
-                              "在" + vp.zh_vp(s, bare=True), mood), mood)
+                                      "在" + vp.zh_vp(s, bare=True), mood), mood)
 
     prog_vps = eat_a + eat_poss + eat_part + drink_part + drink_poss + drink_cont + read + \
         write + watch + listen + look + wait + make + clean + wash + call + help_
@@ -1629,9 +1601,10 @@ def _build(pair: str) -> list[_Template]:
         en = _en_do(s, v, vp.en_obj(s) + " " + _t_en(time), mood, "past")
         t = [_t_fr(time)]
         return out(en, lambda: _fr_clause(s, _AVOIR, [v.pp] + vp.fr_obj(s) + t,
-                                  [v.pp] + vp.fr_obj(s, True) + t, mood),
-                   lambda: _zh_clause(s.zh, time, vp.zh_vp(s, "past"), "没" + vp.zh_vp(s, bare=True),
-                              vp.zh_vp(s, bare=True) + "了", mood), mood)
+                                          [v.pp] + vp.fr_obj(s, True) + t, mood),
+                   lambda: _zh_clause(s.zh, time, vp.zh_vp(s, "past"),
+                                      "没" + vp.zh_vp(s, bare=True),
+                                      vp.zh_vp(s, bare=True) + "了", mood), mood)
 
     def past_moods(vp: _VP) -> str:
         if vp.np.det == "num":
@@ -1652,7 +1625,8 @@ def _build(pair: str) -> list[_Template]:
     def went(s: _Subj, c: tuple) -> tuple:
         place, time, mood = c
         if place is None:  # home
-            v, en_to, fr_to, zh = _V["gohome"], "home", "à la maison", ("回家了", "没回家", "回家了")
+            v, en_to, fr_to = _V["gohome"], "home", "à la maison"
+            zh = ("回家了", "没回家", "回家了")
         else:
             v, en_to, fr_to = _V["go"], place.en_to, place.fr
             zh = ("去了" + place.zh, "没去" + place.zh, "去" + place.zh + "了")
@@ -1712,8 +1686,9 @@ def _build(pair: str) -> list[_Template]:
         t = [_t_fr(time)]
         return out(en, lambda: _fr_clause(s, _V["want"].pres, vp.fr_inf(s) + t,
                                           vp.fr_inf(s, True) + t, mood),
-                   lambda: _zh_clause(s.zh, time, "想" + vp.zh_vp(s), "不想" + vp.zh_vp(s, bare=True),
-                              "想" + vp.zh_vp(s), mood), mood)
+                   lambda: _zh_clause(s.zh, time, "想" + vp.zh_vp(s),
+                                      "不想" + vp.zh_vp(s, bare=True), "想" + vp.zh_vp(s),
+                                      mood), mood)
 
     want_vps = intrans + go_vps + play_vps + learn_vps + live_vps + eat_a + eat_part + \
         drink_part + buy_a + buy_dem + read_some + meet + call + watch + take
@@ -1772,7 +1747,8 @@ def _build(pair: str) -> list[_Template]:
         en = _en_be(s, "playing " + en_x + " " + _t_en(time), mood)
         after = list(fr_x) + [_t_fr(time)]
         return out(en, lambda: _fr_clause(s, _V["play"].pres, after, after, mood),
-                   lambda: _zh_clause(s.zh, time, "在" + zh_x, "没在" + zh_x, "在" + zh_x, mood), mood)
+                   lambda: _zh_clause(s.zh, time, "在" + zh_x, "没在" + zh_x, "在" + zh_x, mood),
+                   mood)
 
     add_people("play", 4, people, [(x, p, t, m) for x in _PLAYABLE for p, t in (
         (False, None), (True, None), (True, "now")) for m in _MOODS], play, ban="I we")
@@ -1805,7 +1781,7 @@ def _build(pair: str) -> list[_Template]:
             there_c += [(loc, _NP("num", n, k=k), "+") for k in (2, 3)]
     add("there_is", 6, [there_c], there)
 
-    it = _Subj("it", "it", "it's", "is", True, ["il"], "il", 2, "m", False, "", "it", "it")
+    it = _Subj("it", "it", "it's", "is", True, ["il"], "il", 2, "m", False, "", "it")
 
     def weather(c: tuple) -> tuple:
         (en_w, fr_w, zh_pos, zh_neg, zh_q), time, mood = c

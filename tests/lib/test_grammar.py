@@ -162,6 +162,17 @@ def test_english_contractions(fra):
 
 
 @pytest.mark.parametrize("pair", PAIRS)
+def test_no_object_repeats_its_subject(both, pair):
+    """Tom is calling his mother (not Tom's mother); nobody is waiting for himself."""
+    names = "Tom|John|Jack|Mary|Alice|Lucy"
+    for en, _ in both[pair]:
+        m = re.match(rf"(?:Is |Does |Did |Can )?({names}) ", en)
+        if m:
+            assert not re.search(rf"\b{m.group(1)}\b", en[m.end():]), en
+        assert not re.fullmatch(r"(I|I'm|Do I|Did I) .*\bknow my \w+\.", en), en
+
+
+@pytest.mark.parametrize("pair", PAIRS)
 def test_lengths_like_the_short_end_of_tatoeba(both, pair):
     text = "\n".join(f"{en}\t{tgt}" for en, tgt in both[pair])
     if pair == "fra-eng":
