@@ -105,7 +105,7 @@ def set_seed(seed: int, deterministic: bool = True) -> None:
 
 
 def glue_ratio(name: str, value: float, low: float | None = None,
-               high: float | None = None) -> float:
+               high: float | None = None) -> None:
     """Glue a ratio the text quotes (myst-nb ``glue``), after checking the bounds the text states.
 
     A sentence such as "doubling n multiplied the time by {name}, more than the factor 2 of a
@@ -113,7 +113,7 @@ def glue_ratio(name: str, value: float, low: float | None = None,
     passes those bounds here (``low <= value <= high``; None: no bound on that side), so that a
     measurement that would make the sentence false stops the build instead of being published.
     The book's tests check that every ratio quoted in prose is glued through this function and
-    that the sentences quoting it write its bounds. Returns ``value``.
+    that the sentences quoting it write its bounds. Returns None (nothing to display).
 
     Raises ``AssertionError`` when ``value`` is outside the bounds (or NaN while bounded),
     ``ValueError`` for a name that is not a glue name or bounds with ``low > high``.
@@ -133,4 +133,3 @@ def glue_ratio(name: str, value: float, low: float | None = None,
     from myst_nb import glue  # the book's notebooks run under myst-nb
 
     glue(name, value, display=False)
-    return value

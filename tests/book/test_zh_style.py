@@ -17,10 +17,9 @@ import pytest
 from chapter_source import BOOK, plain_prose, read_notebook
 
 CJK = "\u4e00-\u9fff"
-ITALIC_RES = [
-    re.compile(rf"(?<![*\\\w])\*(?![*\s])[^*\n]*[{CJK}][^*\n]*(?<![*\s])\*(?!\*)"),
-    re.compile(rf"(?<![_\\\w])_(?![_\s])[^_\n]*[{CJK}][^_\n]*(?<![_\s])_(?![_\w])"),
-]
+# emphasis spans, paired left to right as Markdown pairs them (bold removed first)
+ITALIC_RES = [re.compile(r"(?<![\\*])\*(?![\s*])([^*\n]+?)(?<![\s\\])\*"),
+              re.compile(r"(?<![\\_A-Za-z0-9])_(?![\s_])([^_\n]+?)(?<![\s\\])_(?![_A-Za-z0-9])")]
 ZH_PAGES = sorted((BOOK / "zh").glob("*.md"))
 
 
@@ -30,7 +29,8 @@ def italic_cjk(text: str) -> list[tuple[int, str]]:
     for n, line in enumerate(plain_prose(text).splitlines(), start=1):
         line = line.replace("**", "\0\0")  # bold is fine
         for pat in ITALIC_RES:
-            hits += [(n, m.group(0).replace("\0", "*")) for m in pat.finditer(line)]
+            hits += [(n, m.group(0).replace("\0", "*")) for m in pat.finditer(line)
+                     if re.search(f"[{CJK}]", m.group(1))]
     return hits
 
 
@@ -42,8 +42,8 @@ def test_no_italic_chinese(path):
 
 
 def test_italic_check_can_fail():
-    text = "*强调*，**粗体**，*it* 与 $a*b*c$，`*x*`。\n"
-    assert italic_cjk(text) == [(1, "*强调*")]
+    text = "*强调*，**粗体**，*it* 与 $a*b*c$，`*x*`，它*怎么*传递，a_b_c。\n"
+    assert italic_cjk(text) == [(1, "*强调*"), (1, "*怎么*")]
 
 
 def english_comments(source: str) -> list[tuple[int, str]]:

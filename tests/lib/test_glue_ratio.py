@@ -19,8 +19,8 @@ def glued(monkeypatch):
 
 
 def test_within_bounds_is_glued(glued):
-    assert d2l.glue_ratio("ch0_growth", 3.2, low=2, high=8) == 3.2
-    assert d2l.glue_ratio("ch0_any", math.nan) != 0  # unbounded: any value, NaN included
+    d2l.glue_ratio("ch0_growth", 3.2, low=2, high=8)
+    d2l.glue_ratio("ch0_any", math.nan)  # unbounded: any value, NaN included
     assert glued[0] == ("ch0_growth", 3.2, False) and glued[1][0] == "ch0_any"
 
 
