@@ -32,6 +32,8 @@ CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "Source H
              "WenQuanYi Zen Hei", "WenQuanYi Micro Hei", "PingFang SC", "Heiti SC",
              "Hiragino Sans GB", "Microsoft YaHei", "SimHei", "Noto Sans CJK JP",
              "Noto Sans CJK TC")
+#: Substrings of the file names of such fonts, to find one installed after matplotlib's cache.
+_CJK_FILE_HINTS = ("notosanscjk", "sourcehansans", "wqy", "wenquanyi", "simhei", "msyh", "pingfang")
 _cjk_state: dict[str, Any] = {}  # "font": the CJK font put into matplotlib's fallback list
 
 
@@ -52,6 +54,15 @@ def _cjk_font() -> str | None:
 
         installed = {f.name for f in font_manager.fontManager.ttflist}
         font = next((name for name in CJK_FONTS if name in installed), None)
+        if font is None:  # installed after matplotlib built its font cache (e.g. in Colab)
+            for path in font_manager.findSystemFonts():
+                if any(k in os.path.basename(path).lower() for k in _CJK_FILE_HINTS):
+                    try:
+                        font_manager.fontManager.addfont(path)
+                    except (OSError, RuntimeError, ValueError):
+                        continue
+            installed = {f.name for f in font_manager.fontManager.ttflist}
+            font = next((name for name in CJK_FONTS if name in installed), None)
         if font is None:
             warnings.warn(
                 f"{LANG_ENV}=zh but no font with Chinese characters is installed (looked for "

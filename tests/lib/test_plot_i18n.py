@@ -79,3 +79,16 @@ def test_no_cjk_font_english_labels_and_one_warning(monkeypatch):
         second = d2l.label(["a"], ["甲"])
     assert (first, second, len(record)) == ("key", ["a"], 1)
     assert plt.rcParams["font.family"] == family
+
+
+@pytest.mark.skipif(not HAVE_CJK, reason="no CJK font installed (apt install fonts-noto-cjk)")
+def test_cjk_font_installed_after_the_font_cache_is_found(monkeypatch):
+    """A font installed while the kernel runs (apt in Colab) is not in matplotlib's cache yet."""
+    monkeypatch.setenv(d2l.LANG_ENV, "zh")
+    manager = font_manager.fontManager
+    cjk_files = sorted({f.fname for f in manager.ttflist if f.name in plot_module.CJK_FONTS})
+    monkeypatch.setattr(manager, "ttflist",
+                        [f for f in manager.ttflist if f.name not in plot_module.CJK_FONTS])
+    monkeypatch.setattr(font_manager, "findSystemFonts", lambda *a, **k: cjk_files)
+    assert d2l.label("key", "键") == "键"
+    assert plt.rcParams["font.family"][-1] in plot_module.CJK_FONTS
