@@ -98,7 +98,14 @@ def label(en: str | Sequence[str], zh: str | Sequence[str]) -> Any:
 
 
 def use_svg_display() -> None:
-    """Show figures as SVG in Jupyter (sharp at any zoom); a no-op outside IPython."""
+    """Show figures as SVG in Jupyter (sharp at any zoom); a no-op outside IPython.
+
+    With ``$D2LMINI_LANG=zh`` it also puts a CJK font into matplotlib's fonts, so that every
+    figure created afterwards can show Chinese labels (text objects keep the fonts they were
+    created with).
+    """
+    if plot_language() == "zh":
+        _cjk_font()
     try:
         from matplotlib_inline import backend_inline
     except ImportError:  # pragma: no cover

@@ -92,3 +92,18 @@ def test_cjk_font_installed_after_the_font_cache_is_found(monkeypatch):
     monkeypatch.setattr(font_manager, "findSystemFonts", lambda *a, **k: cjk_files)
     assert d2l.label("key", "键") == "键"
     assert plt.rcParams["font.family"][-1] in plot_module.CJK_FONTS
+
+
+@pytest.mark.skipif(not HAVE_CJK, reason="no CJK font installed (apt install fonts-noto-cjk)")
+def test_axes_created_before_the_first_label_show_chinese(monkeypatch):
+    """The chapters call use_svg_display() first; axes made before any d2l.label() call must
+    still render Chinese (a text object keeps the fonts it was created with)."""
+    monkeypatch.setenv(d2l.LANG_ENV, "zh")
+    d2l.use_svg_display()
+    fig, ax = plt.subplots()
+    ax.set_xlabel(d2l.label("probability", "概率"))
+    ax.legend(handles=ax.plot([0, 1], label=d2l.label("smoothed", "平滑")))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fig.canvas.draw()
+    plt.close(fig)
