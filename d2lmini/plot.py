@@ -1,7 +1,19 @@
-"""Plotting helpers with d2l's names: line plots, attention heat maps, a live animator."""
+"""Plotting helpers with d2l's names: line plots, attention heat maps, a live animator; and
+labels in the reader's language.
+
+The book has a Chinese and an English edition whose code cells are identical. A plot label is
+therefore written in both languages, ``d2l.label("sequence length", "序列长度")``, and the
+environment variable ``D2LMINI_LANG`` (``zh`` or ``en``, default ``en``), which the book build
+and the exported notebooks set, picks one. Chinese labels need a font with Chinese glyphs: the
+first call that returns a Chinese label puts such a font (Noto Sans CJK, Source Han Sans, …) after
+matplotlib's default in the font fallback list; where no such font is installed, the labels stay
+English and one warning says why (never boxes in place of characters).
+"""
 
 from __future__ import annotations
 
+import os
+import warnings
 from typing import Any, Sequence
 
 import matplotlib
@@ -9,11 +21,91 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-__all__ = ["use_svg_display", "set_figsize", "set_axes", "plot", "show_heatmaps", "Animator"]
+__all__ = ["use_svg_display", "set_figsize", "set_axes", "plot", "show_heatmaps", "Animator",
+           "LANG_ENV", "plot_language", "label"]
+
+#: The environment variable that names the edition's language: ``zh`` or ``en``.
+LANG_ENV = "D2LMINI_LANG"
+_LANGS = ("en", "zh")
+#: Fonts with Chinese glyphs, most preferred first (Linux, macOS, Windows).
+CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "Source Han Sans CN",
+             "WenQuanYi Zen Hei", "WenQuanYi Micro Hei", "PingFang SC", "Heiti SC",
+             "Hiragino Sans GB", "Microsoft YaHei", "SimHei", "Noto Sans CJK JP",
+             "Noto Sans CJK TC")
+#: Substrings of the file names of such fonts, to find one installed after matplotlib's cache.
+_CJK_FILE_HINTS = ("notosanscjk", "sourcehansans", "wqy", "wenquanyi", "simhei", "msyh", "pingfang")
+_cjk_state: dict[str, Any] = {}  # "font": the CJK font put into matplotlib's fallback list
+
+
+def plot_language() -> str:
+    """The language of plot labels, ``"zh"`` or ``"en"``, from ``$D2LMINI_LANG`` (default en)."""
+    value = os.environ.get(LANG_ENV, "en").strip().lower() or "en"
+    if value.startswith("zh"):  # zh, zh-CN, zh_CN
+        return "zh"
+    if value.startswith("en"):
+        return "en"
+    raise ValueError(f"{LANG_ENV} must be 'zh' or 'en'; got {value!r}")
+
+
+def _cjk_font() -> str | None:
+    """Make matplotlib fall back to an installed CJK font; return its name, or None."""
+    if "font" not in _cjk_state:
+        from matplotlib import font_manager
+
+        installed = {f.name for f in font_manager.fontManager.ttflist}
+        font = next((name for name in CJK_FONTS if name in installed), None)
+        if font is None:  # installed after matplotlib built its font cache (e.g. in Colab)
+            for path in font_manager.findSystemFonts():
+                if any(k in os.path.basename(path).lower() for k in _CJK_FILE_HINTS):
+                    try:
+                        font_manager.fontManager.addfont(path)
+                    except (OSError, RuntimeError, ValueError):
+                        continue
+            installed = {f.name for f in font_manager.fontManager.ttflist}
+            font = next((name for name in CJK_FONTS if name in installed), None)
+        if font is None:
+            warnings.warn(
+                f"{LANG_ENV}=zh but no font with Chinese characters is installed (looked for "
+                f"{', '.join(CJK_FONTS[:3])}, ...); plot labels stay in English. On Debian or "
+                "Ubuntu: apt install fonts-noto-cjk, then restart the kernel.", stacklevel=3)
+        else:
+            # matplotlib falls back glyph by glyph along font.family: Latin letters, digits and
+            # math symbols come from the default font, Chinese characters from the CJK font
+            family = [n for n in plt.rcParams["font.family"] if n != font]
+            plt.rcParams["font.family"] = family + [font]
+        _cjk_state["font"] = font
+    return _cjk_state["font"]
+
+
+def label(en: str | Sequence[str], zh: str | Sequence[str]) -> Any:
+    """A plot label (or a list of labels) in the language of the edition.
+
+    ``en`` and ``zh`` are the same text in English and in Chinese (two strings, or two lists of
+    the same length for a legend). Returns ``zh`` when ``$D2LMINI_LANG`` is ``zh`` and a CJK font
+    is available (after adding it to matplotlib's fonts), otherwise ``en``.
+    """
+    both_str = isinstance(en, str) and isinstance(zh, str)
+    both_seq = (not isinstance(en, str) and not isinstance(zh, str)
+                and isinstance(en, Sequence) and isinstance(zh, Sequence))
+    if not (both_str or both_seq):
+        raise TypeError("label(en, zh) takes two strings or two lists of strings; got "
+                        f"{type(en).__name__} and {type(zh).__name__}")
+    if both_seq and len(en) != len(zh):
+        raise ValueError(f"en and zh must have the same length; got {len(en)} and {len(zh)}")
+    if plot_language() == "zh" and _cjk_font() is not None:
+        return zh if both_str else list(zh)
+    return en if both_str else list(en)
 
 
 def use_svg_display() -> None:
-    """Show figures as SVG in Jupyter (sharp at any zoom); a no-op outside IPython."""
+    """Show figures as SVG in Jupyter (sharp at any zoom); a no-op outside IPython.
+
+    With ``$D2LMINI_LANG=zh`` it also puts a CJK font into matplotlib's fonts, so that every
+    figure created afterwards can show Chinese labels (text objects keep the fonts they were
+    created with).
+    """
+    if plot_language() == "zh":
+        _cjk_font()
     try:
         from matplotlib_inline import backend_inline
     except ImportError:  # pragma: no cover

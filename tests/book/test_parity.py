@@ -9,7 +9,8 @@ import textwrap
 
 import pytest
 
-from chapter_source import BOOK, LANGS, all_relpaths, compare_pair, pair_names
+from chapter_source import (BOOK, EDITION_CITES, LANGS, all_relpaths, chapter_files, cite_keys,
+                            compare_pair, pair_names)
 
 
 def test_same_files_in_both_editions():
@@ -105,3 +106,22 @@ def test_checker_detects_mismatch(tmp_path, mutation, expected):
     assert problems, "mismatch not detected"
     text = "\n".join(problems)
     assert expected in text and "ch.md" in text and ("---" in text or "vs" in text), text
+
+
+def test_edition_specific_citations_are_allowed_and_one_way(tmp_path):
+    """zh cites 《动手学深度学习》 where en cites Dive into Deep Learning; nothing else may differ."""
+    zh = GOOD_ZH.replace("vaswani2017attention", "zhang2023dive_zh")
+    en = GOOD_EN.replace("vaswani2017attention", "zhang2023dive")
+    assert compare_pair(_write(tmp_path, "zh", zh), _write(tmp_path, "en", en)) == []
+    # the pair only holds in that direction: en citing the zh key is a mismatch
+    en_wrong = GOOD_EN.replace("vaswani2017attention", "zhang2023dive_zh")
+    assert compare_pair(_write(tmp_path, "zh", zh), _write(tmp_path, "en", en_wrong))
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_each_edition_cites_its_own_d2l(lang):
+    """The zh edition never cites the English d2l, the en edition never the Chinese one."""
+    wrong = set(EDITION_CITES.values()) if lang == "zh" else set(EDITION_CITES)
+    hits = sorted(p.name for p in chapter_files(lang)
+                  if cite_keys(p.read_text(encoding="utf-8")) & wrong)
+    assert not hits, f"{lang}: pages citing the other edition's d2l ({sorted(wrong)}): {hits}"

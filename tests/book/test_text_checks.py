@@ -10,17 +10,6 @@ from chapter_source import (
     is_chapter, read_notebook, glue_defined, ref_targets, solution_targets, LABEL_RE, directive_labels,
 )
 
-MISTRANSLATIONS = {
-    "变压器": "Transformer",
-    "辍学": "暂退法（dropout）",
-    "位置明智": "逐位置（position-wise）",
-    "剩余连接": "残差连接",
-    "回归神经网络": "循环神经网络",
-    "致密层": "全连接层",
-}
-# The glossary lists the terms to avoid inside a block opened by this marker (a
-# ``{list-table}`` with ``:class: terms-to-avoid``); only that block may contain them.
-AVOID_CLASS = "terms-to-avoid"
 PLACEHOLDERS = re.compile(r"\b(TODO|FIXME|TBD|XXX)\b|lorem", re.I)
 SUMMARY_HEADINGS = re.compile(r"^#{2,3}\s+(Summary|小结|总结)\s*$", re.M)
 
@@ -30,50 +19,6 @@ CHAPTERS = [p for p in ALL_MD if is_chapter(p.name)]
 
 def _id(p):
     return f"{p.parent.name}/{p.name}"
-
-
-def _avoid_block_lines(text: str) -> set[int]:
-    """1-based line numbers inside a directive block with ``:class: terms-to-avoid``."""
-    lines = text.splitlines()
-    allowed: set[int] = set()
-    i = 0
-    while i < len(lines):
-        m = re.match(r"^([`:]{3,})\{", lines[i])
-        if m:
-            fence = m.group(1)
-            j = i + 1
-            while j < len(lines) and lines[j].strip() != fence:
-                j += 1
-            block = lines[i:j + 1]
-            if any(re.match(rf"^:class:.*\b{AVOID_CLASS}\b", ln) for ln in block):
-                allowed.update(range(i + 1, j + 2))
-            i = j + 1
-            continue
-        i += 1
-    return allowed
-
-
-def find_mistranslations(text: str) -> list[tuple[int, str]]:
-    allowed = _avoid_block_lines(text)
-    hits = []
-    for n, ln in enumerate(text.splitlines(), start=1):
-        for bad in MISTRANSLATIONS:
-            if bad in ln and n not in allowed:
-                hits.append((n, bad))
-    return hits
-
-
-@pytest.mark.parametrize("path", [p for p in ALL_MD if p.parent.name == "zh"], ids=_id)
-def test_no_mistranslations(path):
-    hits = find_mistranslations(path.read_text(encoding="utf-8"))
-    assert not hits, "\n".join(
-        f"{_id(path)}:{n}: '{bad}' -> use '{MISTRANSLATIONS[bad]}'" for n, bad in hits
-    )
-
-
-def test_mistranslation_check_can_fail():
-    text = "Transformer 不是变压器。\n```{list-table}\n:class: terms-to-avoid\n* - 变压器\n```\n"
-    assert find_mistranslations(text) == [(1, "变压器")]
 
 
 @pytest.mark.parametrize("path", ALL_MD, ids=_id)
@@ -173,3 +118,29 @@ def test_ref_targets_exist(path):
     known = edition_labels(path.parent.name)
     missing = sorted(ref_targets(path.read_text(encoding="utf-8")) - known)
     assert not missing, f"{_id(path)}: {{ref}} targets without a label in this edition: {missing}"
+
+
+# Readers never saw the notes the book was commissioned from: no page may mention them (prose,
+# captions or code comments).
+SOURCE_NOTES = re.compile(
+    r"\b(?:seed|source|original)\s+notes?\b|\bnotes\s+(?:this|the)\s+book\b|\bthe\s+notes\b"
+    r"|种子笔记|原始笔记|笔记(?!本)", re.I)
+
+
+def source_note_mentions(text: str) -> list[tuple[int, str]]:
+    joined = text.replace("\n", " ")  # phrases broken over two lines count
+    starts = [m.start() for m in re.finditer("\n", text)]
+    return [(1 + sum(s < m.start() for s in starts), m.group(0))
+            for m in SOURCE_NOTES.finditer(joined)]
+
+
+@pytest.mark.parametrize("path", ALL_MD, ids=_id)
+def test_no_mention_of_source_notes(path):
+    hits = source_note_mentions(path.read_text(encoding="utf-8"))
+    assert not hits, "\n".join(f"{_id(path)}:{n}: '{s}' (readers never saw these notes; say "
+                               "\"a common tutorial mistake\" or similar)" for n, s in hits)
+
+
+def test_source_notes_check_can_fail():
+    text = "The paper notes that x.\nA laptop (笔记本电脑).\nThe seed\nnotes say.\n种子笔记。\n"
+    assert source_note_mentions(text) == [(3, "seed notes"), (5, "种子笔记")]

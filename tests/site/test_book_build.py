@@ -245,3 +245,29 @@ def test_offline_build_says_what_it_used(book):
     for lang in LANGS:
         text = soup(book / lang / "training-translation.html").get_text()
         assert "offline corpus shipped with d2lmini" in text, lang
+
+
+def numbered_chapters() -> list[str]:
+    """The chapters of the toc's numbered part, in order (chapter k is the k-th of the list)."""
+    from bookmeta import load_yaml  # noqa: PLC0415
+
+    toc = load_yaml(ROOT / "_toc.yml")
+    part = next(p for p in toc["parts"] if p.get("numbered"))
+    return [c["file"] for c in part["chapters"]]
+
+
+def first_equation_number(page: Path) -> str | None:
+    span = soup(page).select_one("span.eqno")
+    return span.get_text(strip=True).rstrip("¶#").strip() if span else None
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_equations_numbered_per_chapter(book, lang):
+    """Equations are numbered (k.1), (k.2), ... in chapter k, not across the book."""
+    wrong = []
+    for k, name in enumerate(numbered_chapters(), start=1):
+        number = first_equation_number(book / lang / f"{name}.html")
+        if number is not None and number != f"({k}.1)":
+            wrong.append(f"{name}: first equation is {number}, expected ({k}.1)")
+    assert not wrong, f"{lang}: {wrong}"
+    assert first_equation_number(book / lang / "mha-numpy.html") == "(2.1)"

@@ -15,6 +15,7 @@ from .attention import *  # noqa: F401,F403,E402
 from .transformer import *  # noqa: F401,F403,E402
 from .datahub import *  # noqa: F401,F403,E402
 from .data import *  # noqa: F401,F403,E402
+from .grammar import *  # noqa: F401,F403,E402
 from .text8 import *  # noqa: F401,F403,E402
 from .train import *  # noqa: F401,F403,E402
 from .plot import *  # noqa: F401,F403,E402
@@ -24,8 +25,8 @@ from .distributed import *  # noqa: F401,F403,E402
 #: ``d2lmini.transformer`` are functions; the modules stay reachable through ``MODULES``.)
 MODULES = tuple(
     _import_module(f"{__name__}.{name}")
-    for name in ("utils", "attention", "transformer", "datahub", "data", "text8", "train",
-                 "plot", "distributed")
+    for name in ("utils", "attention", "transformer", "datahub", "data", "grammar", "text8",
+                 "train", "plot", "distributed")
 )
 
 __all__ = [name for module in MODULES for name in module.__all__]

@@ -36,6 +36,8 @@ __all__ = [
     "build_array_nmt",
     "load_array",
     "split_nmt",
+    "split_held_out",
+    "BucketSampler",
     "load_data_nmt",
     "read_data_cmn",
     "preprocess_cmn",
@@ -308,6 +310,106 @@ def split_nmt(source: Sequence[Any], target: Sequence[Any], test_fraction: float
     test_idx, train_idx = sorted(perm[:num_test]), sorted(perm[num_test:])
     return ([source[i] for i in train_idx], [target[i] for i in train_idx],
             [source[i] for i in test_idx], [target[i] for i in test_idx])
+
+
+def split_held_out(source: Sequence[Sequence[str]], target: Sequence[Sequence[str]],
+                   test_fraction: float = 0.02, seed: int = 0
+                   ) -> tuple[list, list, list, list[list]]:
+    """Hold out whole source sentences: none of them, in any of its translations, is trained on.
+
+    Tatoeba gives many English sentences several translations (one line each). A split of the
+    lines would put "i'm calm ." in the test set and its other translation in training; here the
+    *distinct* source sentences are split by a seeded permutation, and every translation of a
+    held-out sentence becomes one of its references.
+
+    Returns ``(train_source, train_target, test_source, test_references)``: the training pairs
+    (one per line, in corpus order), the held-out distinct source sentences (about
+    ``test_fraction`` of them, at least one) and, for each, the list of its translations.
+    """
+    if len(source) != len(target):
+        raise ValueError(f"source and target must have the same length; got {len(source)} and "
+                         f"{len(target)}")
+    if isinstance(test_fraction, bool) or not isinstance(test_fraction, (int, float)):
+        raise TypeError(f"test_fraction must be a number in (0, 1); got {test_fraction!r}")
+    if not 0 < test_fraction < 1:
+        raise ValueError(f"test_fraction must be in (0, 1); got {test_fraction!r}")
+    refs: dict[tuple[str, ...], list] = {}
+    for src, tgt in zip(source, target):
+        refs.setdefault(tuple(src), []).append(tgt)
+    distinct = list(refs)
+    if len(distinct) < 2:
+        raise ValueError("source must hold at least two distinct sentences to split")
+    num_test = min(max(round(test_fraction * len(distinct)), 1), len(distinct) - 1)
+    perm = torch.randperm(len(distinct), generator=torch.Generator().manual_seed(seed)).tolist()
+    held = {distinct[i] for i in perm[:num_test]}
+    train = [(s, t) for s, t in zip(source, target) if tuple(s) not in held]
+    test = [distinct[i] for i in sorted(perm[:num_test])]
+    return ([s for s, _ in train], [t for _, t in train], [list(s) for s in test],
+            [refs[s] for s in test])
+
+
+class BucketSampler(_torch_data.Sampler):
+    """Batches of sentence pairs of similar lengths, each holding at most ``max_tokens`` tokens
+    with its padding: the paper's "batched together by approximate sequence length", scaled down.
+
+    Each epoch the pairs are ordered by (target length, source length) with a random tie-break,
+    cut into batches whose ``size * longest source`` and ``size * longest target`` both stay
+    within ``max_tokens``, and the batches are shuffled. Use it as a DataLoader's
+    ``batch_sampler``; a seeded generator makes the order repeatable, ``set_epoch`` lets several
+    processes (or a resumed run) draw the same order.
+
+    Args:
+        src_lens, tgt_lens: the length of every pair's source and target (with ``<eos>``), (N,).
+        max_tokens: the budget of source (and of target) tokens per batch, padding included.
+        seed: the random order's seed.
+    """
+
+    def __init__(self, src_lens: Sequence[int] | torch.Tensor,
+                 tgt_lens: Sequence[int] | torch.Tensor, max_tokens: int, seed: int = 0) -> None:
+        check_positive_int(max_tokens, "max_tokens")
+        self.src_lens = torch.as_tensor(src_lens, dtype=torch.int64)
+        self.tgt_lens = torch.as_tensor(tgt_lens, dtype=torch.int64)
+        if self.src_lens.shape != self.tgt_lens.shape or self.src_lens.dim() != 1:
+            raise ValueError("src_lens and tgt_lens must be 1-D and of the same length; got "
+                             f"{tuple(self.src_lens.shape)} and {tuple(self.tgt_lens.shape)}")
+        longest = int(torch.maximum(self.src_lens, self.tgt_lens).max()) if len(self.src_lens) \
+            else 0
+        if longest > max_tokens:
+            raise ValueError(f"max_tokens = {max_tokens} is smaller than the longest sentence "
+                             f"({longest} tokens)")
+        self.max_tokens, self.seed, self.epoch = max_tokens, seed, 0
+        self._batches = self._make_batches()  # epoch 0, so that len() is known
+
+    def set_epoch(self, epoch: int) -> None:
+        """Draw the order of epoch ``epoch`` at the next iteration."""
+        self.epoch = epoch
+        self._batches = self._make_batches()
+
+    def _make_batches(self) -> list[list[int]]:
+        g = torch.Generator().manual_seed(self.seed * 1_000_003 + self.epoch)
+        tie = torch.rand(len(self.src_lens), generator=g)
+        # lexicographic order by (target length, source length, random tie-break)
+        key = (self.tgt_lens.double() * 4096 + self.src_lens.double()) + tie
+        batches, batch, s_max, t_max = [], [], 0, 0
+        for i in torch.argsort(key).tolist():
+            s, t = int(self.src_lens[i]), int(self.tgt_lens[i])
+            if batch and (len(batch) + 1) * max(s_max, s, t_max, t) > self.max_tokens:
+                batches.append(batch)
+                batch, s_max, t_max = [], 0, 0
+            batch.append(i)
+            s_max, t_max = max(s_max, s), max(t_max, t)
+        if batch:
+            batches.append(batch)
+        order = torch.randperm(len(batches), generator=g).tolist()
+        return [batches[j] for j in order]
+
+    def __iter__(self):
+        batches = self._batches
+        self.set_epoch(self.epoch + 1)  # the next iteration draws a new order
+        return iter(batches)
+
+    def __len__(self) -> int:
+        return len(self._batches)
 
 
 _RESERVED = ["<pad>", "<bos>", "<eos>"]

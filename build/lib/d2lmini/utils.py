@@ -1,7 +1,8 @@
-"""Small utilities: timing, accumulation, device choice and seeding."""
+"""Small utilities: timing, accumulation, device choice, seeding, and glued ratios."""
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import time
@@ -9,7 +10,8 @@ import time
 import numpy as np
 import torch
 
-__all__ = ["Timer", "Accumulator", "try_gpu", "set_seed", "check_positive_int"]
+__all__ = ["Timer", "Accumulator", "try_gpu", "set_seed", "check_positive_int",
+           "glue_ratio"]
 
 
 def check_positive_int(value: object, arg: str) -> None:
@@ -110,3 +112,34 @@ def set_seed(seed: int, deterministic: bool = True) -> None:
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
         torch.use_deterministic_algorithms(True, warn_only=True)
         torch.backends.cudnn.benchmark = False
+
+
+def glue_ratio(name: str, value: float, low: float | None = None,
+               high: float | None = None) -> None:
+    """Glue a ratio the text quotes (myst-nb ``glue``), after checking the bounds the text states.
+
+    A sentence such as "doubling n multiplied the time by {name}, more than the factor 2 of a
+    linear cost" is true only while ``value`` stays within the bounds it relies on. The chapter
+    passes those bounds here (``low <= value <= high``; None: no bound on that side), so that a
+    measurement that would make the sentence false stops the build instead of being published.
+    The book's tests check that every ratio quoted in prose is glued through this function and
+    that the sentences quoting it write its bounds. Returns None (nothing to display).
+
+    Raises ``AssertionError`` when ``value`` is outside the bounds (or NaN while bounded),
+    ``ValueError`` for a name that is not a glue name or bounds with ``low > high``.
+    """
+    if not isinstance(name, str) or not name.replace("_", "").isalnum():
+        raise ValueError(f"name must be a glue name such as 'ch8_attn_growth'; got {name!r}")
+    if low is not None and high is not None and low > high:
+        raise ValueError(f"low must not exceed high; got low={low}, high={high}")
+    value = float(value)
+    bounded = low is not None or high is not None
+    if bounded and (math.isnan(value) or (low is not None and value < low)
+                    or (high is not None and value > high)):
+        raise AssertionError(
+            f"{name} = {value:.4g} is outside [{low}, {high}], the bounds the text states about "
+            "it; the measurement contradicts the sentence (rerun on a quieter machine, or fix "
+            "the experiment)")
+    from myst_nb import glue  # the book's notebooks run under myst-nb
+
+    glue(name, value, display=False)

@@ -1,0 +1,39 @@
+"""d2lmini.glue_ratio: a ratio is glued only within the bounds the text states about it."""
+
+import math
+
+import pytest
+
+import d2lmini as d2l
+
+
+@pytest.fixture
+def glued(monkeypatch):
+    """Record what myst_nb.glue receives instead of displaying it."""
+    import myst_nb
+
+    calls = []
+    monkeypatch.setattr(myst_nb, "glue", lambda name, value, display=True: calls.append(
+        (name, value, display)))
+    return calls
+
+
+def test_within_bounds_is_glued(glued):
+    d2l.glue_ratio("ch0_growth", 3.2, low=2, high=8)
+    d2l.glue_ratio("ch0_any", math.nan)  # unbounded: any value, NaN included
+    assert glued[0] == ("ch0_growth", 3.2, False) and glued[1][0] == "ch0_any"
+
+
+@pytest.mark.parametrize("value, low, high", [(1.3, 2, 8), (9.0, 2, 8), (0.5, 1, None),
+                                              (2.0, None, 1), (math.nan, 1, None)])
+def test_outside_bounds_fails_and_glues_nothing(glued, value, low, high):
+    with pytest.raises(AssertionError, match="outside"):
+        d2l.glue_ratio("ch0_growth", value, low=low, high=high)
+    assert glued == []
+
+
+def test_bad_arguments(glued):
+    with pytest.raises(ValueError, match="glue name"):
+        d2l.glue_ratio("not a name", 1.0)
+    with pytest.raises(ValueError, match="low must not exceed high"):
+        d2l.glue_ratio("ch0_x", 1.0, low=3, high=2)
