@@ -232,3 +232,15 @@ def test_zh_paragraphs_have_no_breaks_between_chinese_characters(book):
         for p in soup(book / "zh" / f"{name}.html").select("article p"):
             text = p.get_text()
             assert not gap.search(text), f"zh/{name}: a break between characters in {text[:80]!r}"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_edit_and_issue_buttons(book, lang):
+    """"Edit this page" opens the page's MyST source on the main branch; "open an issue" names
+    the edition of the page."""
+    for name in toc_files():
+        text = (book / lang / f"{name}.html").read_text(encoding="utf-8")
+        edit = re.findall(r'href="(https://github\.com/[^"]+/edit/[^"]+)"', text)
+        assert edit and edit[0].endswith(f"/edit/main/book/{lang}/{name}.md"), (name, edit)
+        issue = re.findall(r'href="(https://github\.com/[^"]+/issues/new\?[^"]+)"', text)
+        assert issue and f"%2F{lang}%2F{name}.html" in issue[0], (name, issue)

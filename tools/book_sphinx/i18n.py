@@ -74,7 +74,9 @@ def setup(app):
     app.add_config_value("book_site_root", "", "html")
     app.add_config_value("book_notebooks_branch", "notebooks", "html")
     templates = str(Path(__file__).parent / "templates")
-    app.connect("config-inited", lambda app, config: config.templates_path.append(templates))
+    # first: before the themes' own component folders (pydata-sphinx-theme appends its own), so
+    # that the overrides of theme components in this folder win
+    app.connect("config-inited", lambda app, config: config.templates_path.insert(0, templates))
     # before pydata-sphinx-theme drops header templates that render empty (priority 500)
     app.connect("html-page-context", html_page_context, priority=100)
     # after sphinx-book-theme has added its launch buttons (priority 500)

@@ -13,10 +13,12 @@ Active only under the ``latex`` builder (``tools/build_pdf.py`` lists it in ``ex
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 from pathlib import Path
 from typing import Any
 
+from bookmeta import HREFLANG
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
@@ -36,7 +38,7 @@ class _Browser:
         self._pw = None
         self._browser = None
 
-    def page(self):
+    def page(self, locale: str):
         if self._browser is None:
             from playwright.sync_api import sync_playwright
 
@@ -45,7 +47,8 @@ class _Browser:
             self._browser = self._pw.chromium.launch(
                 executable_path=exe, headless=True,
                 args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        return self._browser.new_page()
+        # the locale decides the fallback font of text without one (Chinese in "sans-serif")
+        return self._browser.new_page(locale=locale)
 
     def close(self) -> None:
         if self._browser is not None:
@@ -68,9 +71,9 @@ _SIZE_JS = """() => {
 }"""
 
 
-def svg_to_pdf(src: Path, dest: Path) -> None:
+def svg_to_pdf(src: Path, dest: Path, locale: str = "en") -> None:
     """Print the SVG file ``src`` to a one-page PDF ``dest`` of the SVG's own size (CSS px)."""
-    page = _BROWSER.page()
+    page = _BROWSER.page(locale)
     try:
         page.goto(src.resolve().as_uri(), wait_until="load")
         w, h = page.evaluate(_SIZE_JS)
@@ -105,12 +108,13 @@ class SvgToPdfConverter(ImageConverter):
     def convert(self, _from: str, _to: str) -> bool:
         src, dest = Path(_from), Path(_to)
         cache = Path(self.config.book_pdf_image_cache)
-        digest = hashlib.sha1(src.read_bytes()).hexdigest()
+        locale = HREFLANG.get(self.config.book_lang, "en")
+        digest = hashlib.sha1(locale.encode() + src.read_bytes()).hexdigest()
         cached = cache / f"{digest}.pdf"
         if not cached.exists():
             cache.mkdir(parents=True, exist_ok=True)
-            tmp = cached.with_suffix(".tmp.pdf")
-            svg_to_pdf(src, tmp)
+            tmp = cached.with_suffix(f".{os.getpid()}.tmp.pdf")
+            svg_to_pdf(src, tmp, locale)
             tmp.replace(cached)
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(cached, dest)
