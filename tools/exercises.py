@@ -67,7 +67,10 @@ class Exercise:
         line of a function with ``...`` as its body."""
         used: set[str] = set()
         for src in self.tests:
-            used |= {n.id for n in ast.walk(ast.parse(src)) if isinstance(n, ast.Name)}
+            names = [n for n in ast.walk(ast.parse(src)) if isinstance(n, ast.Name)]
+            # a name the test binds itself (a loop or comprehension variable) is not an answer
+            own = {n.id for n in names if isinstance(n.ctx, ast.Store)}
+            used |= {n.id for n in names if isinstance(n.ctx, ast.Load)} - own
         out: list[tuple[str, str]] = []
         seen: set[str] = set()
         for seg in self.solution:
