@@ -37,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import build_book  # noqa: E402
-from bookmeta import LANGS, ROOT, TITLES, load_yaml, toc_files  # noqa: E402
+from bookmeta import LANGS, ROOT, TITLES, load_yaml, pdf_name, toc_files  # noqa: E402
 
 BUILD = ROOT / "_build"
 PDF_DIR = BUILD / "pdf"
@@ -54,13 +54,13 @@ def log(msg: str) -> None:
     print(f"[build_pdf] {msg}", flush=True)
 
 
-def pdf_name(lang: str, variant: str = "full") -> str:
-    """``transformer-book-<lang>`` or ``transformer-book-<lang>-student`` (no suffix)."""
-    return f"transformer-book-{lang}" + ("-student" if variant == "student" else "")
+def stem(lang: str, variant: str = "full") -> str:
+    """``transformer-book-<lang>[-student]``: the name of the PDF and of its .tex file."""
+    return pdf_name(lang, student=variant == "student").removesuffix(".pdf")
 
 
 def pdf_path(lang: str, variant: str = "full") -> Path:
-    return PDF_DIR / f"{pdf_name(lang, variant)}.pdf"
+    return PDF_DIR / pdf_name(lang, student=variant == "student")
 
 
 # ---------------------------------------------------------------------------- LaTeX settings
@@ -78,6 +78,10 @@ FONTS = r"""
 \setCJKsansfont{NotoSansCJK-Regular.ttc}[FontIndex=2, BoldFont=NotoSansCJK-Bold.ttc,
   BoldFeatures={FontIndex=2}]
 \setCJKmonofont{NotoSansCJK-Regular.ttc}[FontIndex=7]
+% symbols the text fonts lack: the execution report's status emoji as a check mark
+\newfontfamily\booksymbolfont{DejaVuSans.ttf}
+\usepackage{newunicodechar}
+\newunicodechar{✅}{{\booksymbolfont ✔}}
 """
 
 PREAMBLE = r"""
@@ -97,6 +101,12 @@ PREAMBLE = r"""
 \AtBeginDocument{\robustify{\hyperlink}}
 """
 
+# xeCJK sets curly quotes, dashes and the ellipsis as full-width CJK punctuation ("d2l’ s"); in
+# the English edition they are Latin punctuation
+PREAMBLE_EN = r"""
+\xeCJKDeclareCharClass{Default}{"2013, "2014, "2018, "2019, "201C, "201D, "2026}
+"""
+
 PREAMBLE_ZH = r"""
 \renewcommand{\bookchaplabel}{第\,\thechapter\,章}
 \renewcommand{\bookappendix}{\renewcommand{\bookchaplabel}{附录\,\thechapter}}
@@ -105,6 +115,9 @@ PREAMBLE_ZH = r"""
   \renewcommand{\indexname}{索引}}
 \makeatletter
 \renewcommand{\chaptermark}[1]{\markboth{\ifnum\c@secnumdepth>\m@ne\bookchaplabel\quad\fi #1}{}}
+% page references of cross-references: (第 12 页), not hyperref's English (page 12)
+\AtBeginDocument{\DeclareRobustCommand*{\autopageref}{\@ifstar\bookpageref\bookpageref}}
+\newcommand*{\bookpageref}[1]{第\,\pageref{#1}\,页}
 \makeatother
 \xeCJKsetup{CJKecglue=\hskip 0.15em plus 0.05em minus 0.05em}
 \linespread{1.15}
@@ -127,7 +140,7 @@ def latex_settings(lang: str, variant: str, toc_path: Path = ROOT / "_toc.yml") 
         "textgreek": "",
         "fncychap": "",
         "fvset": r"\fvset{fontsize=\small,formatcom=\xeCJKVerbAddon}",
-        "preamble": PREAMBLE + (PREAMBLE_ZH if lang == "zh" else ""),
+        "preamble": PREAMBLE + (PREAMBLE_ZH if lang == "zh" else PREAMBLE_EN),
         "releasename": "",
         "makeindex": "",
         "printindex": "",
@@ -138,10 +151,11 @@ def latex_settings(lang: str, variant: str, toc_path: Path = ROOT / "_toc.yml") 
         title += "（学生版）" if lang == "zh" else " (student edition)"
     return {
         "latex_engine": "xelatex",
-        "latex_documents": [(root, f"{pdf_name(lang, variant)}.tex", title, AUTHOR[lang],
+        "latex_documents": [(root, f"{stem(lang, variant)}.tex", title, AUTHOR[lang],
                              "manual", False)],
         "latex_toplevel_sectioning": "chapter",
         "latex_show_urls": "footnote",
+        "latex_show_pagerefs": True,  # a printed cross-reference also gives the page
         "latex_domain_indices": False,
         "latex_elements": elements,
         "numfig_secnum_depth": 1,
@@ -196,7 +210,7 @@ def build_one(lang: str, variant: str, *, assets: Path, toc_path: Path = ROOT / 
     env.pop("MPLBACKEND", None)  # as for the HTML: kernels (on a cache miss) draw inline
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
     env["D2LMINI_LANG"] = lang
-    name = pdf_name(lang, variant)
+    name = stem(lang, variant)
     before = _cache_records(lang)
     t0 = time.perf_counter()
     cmd = [sys.executable, "-m", "sphinx", "-b", "latex", "-c", str(conf_dir),

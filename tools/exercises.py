@@ -150,8 +150,27 @@ def _markdown_segments(text: str) -> list[Segment]:
     return out
 
 
-def exercises(segments: list[Segment]) -> list[Exercise]:
-    """The chapter's exercises, numbered from 1, with their solutions and tests."""
+def first_number(path: Path) -> int:
+    """The number of the page's first exercise: sphinx-exercise numbers the exercises through
+    the whole book, in the order of the table of contents (the notebooks use the same numbers
+    as the web site and the PDF)."""
+    from bookmeta import toc_files
+
+    names = toc_files()
+    if path.stem not in names:
+        return 1
+    before = names[:names.index(path.stem)]
+    count = 0
+    for name in before:
+        page = path.parent / f"{name}.md"
+        if page.exists():
+            count += sum(seg.kind == "exercise"
+                         for seg in _markdown_segments(page.read_text(encoding="utf-8")))
+    return count + 1
+
+
+def exercises(segments: list[Segment], first: int = 1) -> list[Exercise]:
+    """The chapter's exercises, numbered from ``first``, with their solutions and tests."""
     found: list[Exercise] = []
     i = 0
     while i < len(segments):
@@ -159,7 +178,7 @@ def exercises(segments: list[Segment]) -> list[Exercise]:
         if seg.kind != "exercise":
             i += 1
             continue
-        ex = Exercise(seg.label, len(found) + 1, seg.text, False, [], [])
+        ex = Exercise(seg.label, first + len(found), seg.text, False, [], [])
         j = i + 1
         if j < len(segments) and segments[j].kind == "solution":
             ex.solution = [Segment("md", segments[j].text)]
@@ -297,8 +316,8 @@ class _Writer:
         return self.cells
 
 
-def _cells(segments: list[Segment], lang: str, *, solutions: bool) -> list:
-    exs = {ex.label: ex for ex in exercises(segments)}
+def _cells(segments: list[Segment], lang: str, *, solutions: bool, first: int) -> list:
+    exs = {ex.label: ex for ex in exercises(segments, first)}
     out = _Writer(lang)
     i = 0
     while i < len(segments):
@@ -324,17 +343,18 @@ def _cells(segments: list[Segment], lang: str, *, solutions: bool) -> list:
     return out.done()
 
 
-def full_cells(segments: list[Segment], lang: str) -> list:
-    """The reader's notebook: the chapter with its solutions (collapsible when they are prose)."""
-    return _cells(segments, lang, solutions=True)
+def full_cells(segments: list[Segment], lang: str, first: int = 1) -> list:
+    """The reader's notebook: the chapter with its solutions (collapsible when they are prose);
+    ``first``: the number of its first exercise (:func:`first_number`)."""
+    return _cells(segments, lang, solutions=True, first=first)
 
 
-def student_cells(segments: list[Segment], lang: str) -> list:
+def student_cells(segments: list[Segment], lang: str, first: int = 1) -> list:
     """The student's notebook: every solution removed; graded exercises get an answer cell."""
-    return _cells(segments, lang, solutions=False)
+    return _cells(segments, lang, solutions=False, first=first)
 
 
-def otter_master_cells(segments: list[Segment], lang: str, config: dict) -> list:
+def otter_master_cells(segments: list[Segment], lang: str, config: dict, first: int = 1) -> list:
     """The chapter in otter-grader's assignment format (``otter assign``).
 
     A graded exercise (one with tests) is a question: the exercise text, a prompt (the answer
@@ -343,7 +363,7 @@ def otter_master_cells(segments: list[Segment], lang: str, config: dict) -> list
     """
     import yaml
 
-    exs = {ex.label: ex for ex in exercises(segments)}
+    exs = {ex.label: ex for ex in exercises(segments, first)}
     out = _Writer(lang)
     out.cell(nbformat.v4.new_raw_cell(
         "# ASSIGNMENT CONFIG\n" + yaml.safe_dump(config, sort_keys=False, allow_unicode=True)))

@@ -103,6 +103,23 @@ def test_axe_no_serious_violations(browser, site, lang, name):
         for v in found)
 
 
+@pytest.mark.parametrize("lang", LANGS)
+def test_axe_dark_mode(browser, site, lang):
+    """The theme's dark mode on two pages with code, math, plots and exercises."""
+    found = []
+    for name in ("mha-numpy", PLOT_PAGE):
+        ctx, page = _page(browser, site, color_scheme="dark")
+        try:
+            page.add_init_script("localStorage.setItem('theme', 'dark');")
+            page.goto(f"{site}/{lang}/{name}.html", wait_until="load")
+            page.wait_for_load_state("networkidle")
+            assert page.locator("html").get_attribute("data-theme") == "dark"
+            found += [(name, v) for v in _axe(page) if v["impact"] in ("serious", "critical")]
+        finally:
+            ctx.close()
+    assert not found, "\n".join(f"{lang}/{n}: {v['id']}: {v['nodes']}" for n, v in found)
+
+
 def test_axe_landing_page(browser, site):
     ctx, page = _page(browser, site)
     try:
@@ -141,7 +158,7 @@ def _corner_luminance(png: bytes) -> float:
     im = Image.open(io.BytesIO(png)).convert("L")
     w, h = im.size
     boxes = [(0, 0), (w - 6, 0), (0, h - 6), (w - 6, h - 6)]
-    values = [v for x, y in boxes for v in im.crop((x, y, x + 6, y + 6)).getdata()]
+    values = [v for x, y in boxes for v in im.crop((x, y, x + 6, y + 6)).tobytes()]
     return sum(values) / len(values) / 255
 
 

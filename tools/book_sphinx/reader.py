@@ -4,7 +4,9 @@
   the page's edition, ``<site>/pdf/transformer-book-<lang>[-student].pdf`` (``tools/build_pdf.py``
   copies it there);
 * the theme's "open an issue" button names the edition of the page (``/zh/mha-numpy.html``),
-  so that a report says which text it is about.
+  so that a report says which text it is about;
+* the bibliography's entries are ``listitem``s of their ``role="list"`` (docutils writes the
+  deprecated ``doc-biblioentry``, which a list may not contain: axe, aria-required-children).
 
 The "edit this page" button is the theme's (``html.use_edit_page_button``); ``build_book.py``
 points the theme at ``book/<lang>/`` on the main branch, so it edits the page's MyST source.
@@ -23,6 +25,8 @@ def html_page_context(app, pagename, templatename, context, doctree):
     up = "../" * (pagename.count("/") + 1)  # from this page to the site root
     context["book_pdf_url"] = f"{up}pdf/{pdf_name(lang, student=app.config.hide_solutions)}"
     context["book_pdf_title"] = PDF_TITLE[lang]
+    if "body" in context and 'role="doc-biblioentry"' in context["body"]:
+        context["body"] = context["body"].replace('role="doc-biblioentry"', 'role="listitem"')
 
 
 def _issue_names_edition(buttons, lang: str, pagename: str) -> None:
