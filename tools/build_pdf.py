@@ -96,6 +96,13 @@ PREAMBLE = r"""
   \setcounter{table}{0}\renewcommand{\thefigure}{\thechapter.\arabic{figure}}%
   \renewcommand{\thetable}{\thechapter.\arabic{table}}}
 \newcommand{\bookappendix}{}
+% table cells ragged right: narrow columns (Chinese, file paths, code) are not stretched letter
+% by letter (Sphinx's T and \X columns are justified)
+\newcolumntype{T}{L}
+\makeatletter
+\newcolumntype{\X}[2]{>{\raggedright\arraybackslash}p{\dimexpr
+      (\linewidth-\spx@arrayrulewidth)*#1/#2-\tw@\tabcolsep-\spx@arrayrulewidth\relax}}
+\makeatother
 % citations (links) in figure captions: the caption also goes to the list of figures
 \usepackage{etoolbox}
 \AtBeginDocument{\robustify{\hyperlink}}
