@@ -13,7 +13,7 @@ from pathlib import Path
 
 from bookmeta import BOOK, LANGS, ROOT  # noqa: F401  (re-exported for the tests)
 
-BACK_MATTER = {"index", "glossary", "api", "bibliography", "execution-report"}
+BACK_MATTER = {"index", "glossary", "api", "bibliography", "execution-report", "instructors"}
 
 LABEL_RE = re.compile(r"^\(([A-Za-z0-9_:.\-]+)\)=\s*$", re.M)
 HEADING_RE = re.compile(r"^(#{1,6})\s+\S")

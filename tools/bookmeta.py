@@ -59,3 +59,8 @@ def is_notebook(path: Path) -> bool:
 def notebooks(lang: str, toc: dict | Path = TOC) -> list[str]:
     """The pages of the table of contents that are executed notebooks, in toc order."""
     return [name for name in toc_files(toc) if is_notebook(BOOK / lang / f"{name}.md")]
+
+
+def pdf_name(lang: str, student: bool = False) -> str:
+    """File name of an edition's PDF (``tools/build_pdf.py``); the pages link to it."""
+    return f"transformer-book-{lang}" + ("-student" if student else "") + ".pdf"

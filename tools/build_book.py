@@ -171,11 +171,12 @@ def sphinx_config(lang: str, *, student: bool, toc_path: Path, strict: bool,
     cfg["extensions"] = [e for e in cfg["extensions"] if e != "sphinx_thebe"]
     theme = dict(cfg.get("html_theme_options", {}))
     theme.update({
-        # launch buttons open <lang>/<page>.ipynb in the notebooks branch (book_sphinx.i18n
-        # fixes the suffix .md -> .ipynb)
-        "repository_branch": nb_branch,
-        "path_to_docs": lang,
-        "article_header_end": ["lang-switcher.html", "article-header-buttons.html"],
+        # the page's source, book/<lang>/<page>.md on the main branch ("edit this page"); launch
+        # buttons open <lang>/<page>.ipynb in the notebooks branch instead (book_sphinx.i18n)
+        "repository_branch": repo.get("branch", "main"),
+        "path_to_docs": f"book/{lang}",
+        "article_header_end": ["lang-switcher.html", "pdf-link.html",
+                               "article-header-buttons.html"],
     })
     # _config.yml gives .bib paths relative to the edition folder; the generated conf.py lives
     # elsewhere and sphinxcontrib-bibtex resolves relative paths against the conf dir
@@ -289,6 +290,21 @@ def write_root_index(out_root: Path) -> None:
     (out_root / ".nojekyll").write_text("")
 
 
+def publish_downloads(build: Path = BUILD) -> None:
+    """After a full build: the PDFs built earlier go into the site (``tools/build_pdf.py``
+    builds them), and the site is zipped for offline reading (``tools/package_site.py``)."""
+    import package_site
+    from bookmeta import pdf_name
+
+    for lang in LANGS:
+        pdf = build / "pdf" / pdf_name(lang)
+        if pdf.exists():
+            (build / "html" / "pdf").mkdir(exist_ok=True)
+            shutil.copyfile(pdf, build / "html" / "pdf" / pdf.name)
+    zip_path = package_site.build_offline_copy(build / "html")
+    log(f"offline copy: {zip_path} ({zip_path.stat().st_size / 2**20:.1f} MiB)")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(
         description="Build both editions of the book (zh, en) into _build/html/.",
@@ -331,6 +347,8 @@ def main(argv=None) -> int:
         print(f"[build_book] {e}", file=sys.stderr)
         return 1
     write_root_index(build / variant)
+    if variant == "html" and not args.lang:
+        publish_downloads(build)
     total = time.perf_counter() - t0
     log(", ".join(f"{k}: {v:.0f} s" for k, v in times.items()) + f"; total {total:.0f} s")
     log(f"open {build / variant / 'index.html'}")

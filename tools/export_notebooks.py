@@ -1,11 +1,21 @@
 #!/usr/bin/env python
-"""Export every chapter of both editions to a Jupyter notebook (.ipynb) for Colab/Binder/download.
+"""Export every chapter of both editions to Jupyter notebooks (.ipynb) for Colab/Binder/download.
 
     python tools/export_notebooks.py [--out _build/notebooks] [--lang zh en]
 
-Writes ``<out>/<lang>/<name>.ipynb`` with no outputs, solutions included, a python3 kernel, Colab
-metadata, and a first cell that installs ``d2lmini`` from the book's repository when it is not
-importable (and, in Colab, the few requirements Colab lacks).
+Writes, for each edition and page,
+
+* ``<out>/<lang>/<name>.ipynb``: the reader's notebook, with the exercises' solutions (prose
+  solutions as collapsible blocks);
+* ``<out>/<lang>/student/<name>.ipynb``: the student's notebook, every solution removed; an
+  exercise with autograder tests gets an answer cell naming what the tests check
+  (``tools/assign.py`` makes the graded version with otter-grader).
+
+Both have no outputs, a python3 kernel, Colab metadata, and a first cell that sets the edition's
+language (``D2LMINI_LANG``) and installs ``d2lmini`` from the book's repository when it is not
+importable (and, in Colab, the few requirements Colab lacks). Exercises and solutions, MyST
+directives in the sources, become plain Markdown; in the zh edition the source's line breaks
+between two Chinese characters are joined (Jupyter renders them as spaces).
 """
 from __future__ import annotations
 
@@ -13,10 +23,10 @@ import argparse
 import sys
 from pathlib import Path
 
-import jupytext
 import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import exercises  # noqa: E402
 from bookmeta import LANGS, ROOT  # noqa: E402
 
 DEFAULT_REPO = "https://github.com/transformer-book/transformer-book"
@@ -36,47 +46,67 @@ def repository_url(config: Path = ROOT / "_config.yml") -> str:
     return DEFAULT_REPO
 
 
-def install_source(repo_url: str) -> str:
-    """The first cell of every exported notebook: install d2lmini when it is not importable.
+def install_source(repo_url: str, lang: str, extra: tuple[tuple[str, str], ...] = ()) -> str:
+    """The notebook's first cell: the edition's language, then ``d2lmini`` (and, in Colab, the
+    packages Colab lacks); ``extra``: more ``(module, pip requirement)`` to install when the
+    module is missing."""
+    pkgs = " ".join(COLAB_EXTRA)
+    lines = [
+        "# Installs d2lmini (and, in Colab, missing requirements) only when needed.",
+        "import os",
+        "import sys",
+        "",
+        f'os.environ.setdefault("D2LMINI_LANG", "{lang}")  # the edition (plot labels)',
+        "try:",
+        "    import d2lmini  # noqa: F401",
+        "except ImportError:",
+        "    if 'google.colab' in sys.modules:",
+        f"        %pip install -q {pkgs}",
+        # D2LMINI_INSTALL_SPEC (a pip URL or path, e.g. a wheel) replaces the repository:
+        # this is how the tests run this cell offline
+        f'    d2lmini_spec = os.environ.get("D2LMINI_INSTALL_SPEC", "git+{repo_url}")',
+        '    %pip install -q "d2lmini @ {d2lmini_spec}"',
+    ]
+    for module, requirement in extra:
+        lines += ["try:", f"    import {module}  # noqa: F401", "except ImportError:",
+                  f'    %pip install -q "{requirement}"']
+    return "\n".join(lines)
 
-    The package comes from the book's repository; ``D2LMINI_INSTALL_SPEC`` (a pip URL or path,
-    e.g. a wheel) replaces that source, which is how the tests run this cell offline."""
-    extra = " ".join(COLAB_EXTRA)
-    return (
-        "# Installs d2lmini (and, in Colab, missing requirements) only when needed.\n"
-        "import os\n"
-        "import sys\n"
-        "try:\n"
-        "    import d2lmini  # noqa: F401\n"
-        "except ImportError:\n"
-        "    if 'google.colab' in sys.modules:\n"
-        f"        %pip install -q {extra}\n"
-        f'    d2lmini_spec = os.environ.get("D2LMINI_INSTALL_SPEC", "git+{repo_url}")\n'
-        '    %pip install -q "d2lmini @ {d2lmini_spec}"'
-    )
 
-
-def export_chapter(src: Path, dest: Path, lang: str, repo_url: str) -> Path:
-    nb = jupytext.read(src, fmt="md:myst")
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            cell.outputs = []
-            cell.execution_count = None
-    install = nbformat.v4.new_code_cell(install_source(repo_url))
+def notebook(cells: list, src: Path, lang: str, repo_url: str, *,
+             extra: tuple[tuple[str, str], ...] = (),
+             name: str | None = None) -> nbformat.NotebookNode:
+    """A notebook of ``cells`` with the install cell first and the book's metadata."""
+    install = nbformat.v4.new_code_cell(install_source(repo_url, lang, extra))
     install.metadata["tags"] = ["d2lmini-install"]
-    nb.cells.insert(0, install)
-    nb.metadata.pop("jupytext", None)
-    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    nb = nbformat.v4.new_notebook(cells=[install, *cells])
+    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python",
+                                 "name": "python3"}
     nb.metadata["language_info"] = {"name": "python"}
-    nb.metadata["colab"] = {"name": f"{lang}-{src.stem}.ipynb", "provenance": []}
+    nb.metadata["colab"] = {"name": name or f"{lang}-{src.stem}.ipynb", "provenance": []}
     nb.nbformat, nb.nbformat_minor = 4, 5
-    for cell in nb.cells:
-        cell.setdefault("id", None)
-    nb = nbformat.from_dict(nb)
     nbformat.validator.normalize(nb)
+    return nb
+
+
+def write(nb: nbformat.NotebookNode, dest: Path) -> Path:
     dest.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, dest)
     return dest
+
+
+def export_chapter(src: Path, out: Path, lang: str, repo_url: str) -> list[Path]:
+    """Write the reader's notebook of the page ``src`` and, when it has exercises, the student's;
+    return their paths."""
+    _, segments = exercises.read_chapter(src)
+    first = exercises.first_number(src)
+    full = notebook(exercises.full_cells(segments, lang, first), src, lang, repo_url)
+    written = [write(full, out / lang / f"{src.stem}.ipynb")]
+    if exercises.exercises(segments):
+        student = notebook(exercises.student_cells(segments, lang, first), src, lang, repo_url,
+                           name=f"{lang}-{src.stem}-student.ipynb")
+        written.append(write(student, out / lang / "student" / f"{src.stem}.ipynb"))
+    return written
 
 
 def export_all(out: Path, langs=LANGS, repo_url: str | None = None) -> list[Path]:
@@ -84,7 +114,7 @@ def export_all(out: Path, langs=LANGS, repo_url: str | None = None) -> list[Path
     written = []
     for lang in langs:
         for src in sorted((ROOT / "book" / lang).glob("*.md")):
-            written.append(export_chapter(src, out / lang / f"{src.stem}.ipynb", lang, repo_url))
+            written += export_chapter(src, out, lang, repo_url)
     return written
 
 

@@ -63,16 +63,15 @@ def test_guarded_install_cell_installs_d2lmini_in_a_fresh_environment(fresh_env,
     from nbclient import NotebookClient
 
     out = fresh_env["tmp"] / "notebooks"
-    path = export_notebooks.export_chapter(ROOT / "book" / "en" / f"{CHAPTER}.md",
-                                           out / f"{CHAPTER}.ipynb", "en",
-                                           export_notebooks.repository_url())
+    path, *_ = export_notebooks.export_chapter(ROOT / "book" / "en" / f"{CHAPTER}.md", out, "en",
+                                               export_notebooks.repository_url())
     nb = nbformat.read(path, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell("import d2lmini\nprint(d2lmini.__file__)"))
     monkeypatch.setenv("JUPYTER_PATH", str(fresh_env["jupyter_path"]))
     monkeypatch.setenv("D2LMINI_INSTALL_SPEC", fresh_env["wheel"].as_uri())
     monkeypatch.setenv("MPLBACKEND", "Agg")
     client = NotebookClient(nb, timeout=300, kernel_name="fresh",
-                            resources={"metadata": {"path": str(out)}})
+                            resources={"metadata": {"path": str(path.parent)}})
     client.execute()
     install_output = "".join(o.get("text", "") for o in nb.cells[0].get("outputs", []))
     assert "ERROR" not in install_output, install_output

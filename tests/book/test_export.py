@@ -1,4 +1,5 @@
-"""tools/export_notebooks.py: valid notebooks, the guarded install cell, and they run.
+"""tools/export_notebooks.py: valid notebooks, the guarded install cell, student notebooks
+without solutions, zh line breaks joined, and they run.
 
 Only the short chapters are executed here (index, glossary, mha-numpy, attention-pytorch, in
 the English edition; the zh code cells are identical, which tests/book/test_parity.py enforces).
@@ -20,7 +21,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 import export_notebooks  # noqa: E402
 
 # the short chapters with code cells (the glossary has none: test_notebooks_valid covers it)
-EXECUTE = ["index", "mha-numpy", "attention-pytorch"]
+EXECUTE = ["index", "mha-numpy", "attention-pytorch", "student/mha-numpy"]
+CJK = "\u4e00-\u9fff\u3000-\u303f\uff00-\uffef"
 
 
 @pytest.fixture(scope="module")
@@ -36,16 +38,22 @@ def test_every_chapter_exported(exported):
         md = {p.stem for p in (ROOT / "book" / lang).glob("*.md")}
         nbs = {p.stem for p in (out / lang).glob("*.ipynb")}
         assert md and md == nbs, f"{lang}: chapters {sorted(md)} vs notebooks {sorted(nbs)}"
+        with_exercises = {p.stem for p in (ROOT / "book" / lang).glob("*.md")
+                          if "{exercise}" in p.read_text(encoding="utf-8")}
+        students = {p.stem for p in (out / lang / "student").glob("*.ipynb")}
+        assert with_exercises and students == with_exercises, (lang, sorted(students))
 
 
 def test_notebooks_valid_with_install_cell(exported):
-    _, paths = exported
+    out, paths = exported
     for p in paths:
         nb = nbformat.read(p, as_version=4)
         nbformat.validate(nb)
         first = nb.cells[0]
+        lang = p.relative_to(out).parts[0]
         assert first.cell_type == "code", p
         assert "import d2lmini" in first.source and "except ImportError" in first.source, p
+        assert f'os.environ.setdefault("D2LMINI_LANG", "{lang}")' in first.source, p
         assert 'os.environ.get("D2LMINI_INSTALL_SPEC", "git+https://example.org/repo")' in \
             first.source, p
         assert '%pip install -q "d2lmini @ {d2lmini_spec}"' in first.source, p
@@ -62,12 +70,53 @@ def test_repository_url_from_config(tmp_path):
     assert export_notebooks.repository_url(tmp_path / "none.yml") == export_notebooks.DEFAULT_REPO
 
 
-def test_solutions_are_kept(exported):
+def _solutions(lang: str, name: str):
+    import exercises  # noqa: PLC0415
+
+    _, segments = exercises.read_chapter(ROOT / "book" / lang / f"{name}.md")
+    return exercises.exercises(segments)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_reader_notebooks_keep_solutions_students_do_not(exported, lang):
     out, _ = exported
-    src = ROOT / "book" / "en" / "mha-numpy.md"
-    assert "{solution" in src.read_text(encoding="utf-8"), "mha-numpy.md lost its solutions"
-    nb = nbformat.read(out / "en" / "mha-numpy.ipynb", as_version=4)
-    assert any("{solution" in c.source for c in nb.cells if c.cell_type == "markdown")
+    for path in sorted((out / lang / "student").glob("*.ipynb")):
+        full = nbformat.read(out / lang / path.name, as_version=4)
+        student = nbformat.read(path, as_version=4)
+        full_code = {c.source for c in full.cells if c.cell_type == "code"}
+        student_code = {c.source for c in student.cells if c.cell_type == "code"}
+        student_text = "\n".join(c.source for c in student.cells)
+        exs = _solutions(lang, path.stem)
+        assert exs, path
+        for ex in exs:
+            assert ex.text.split("\n")[0] in student_text, f"{path.stem}: {ex.label} missing"
+            for seg in ex.solution:
+                if seg.kind == "code":
+                    assert seg.text in full_code, f"{path.stem}: {ex.label}'s code not kept"
+                    assert seg.text not in student_code, f"{path.stem}: {ex.label}'s code"
+                elif seg.text.strip():
+                    para = max(seg.text.split("\n\n"), key=len)[:60]
+                    assert para not in student_text, f"{path.stem}: {ex.label}'s solution"
+            if ex.tests:  # graded: an answer cell with the names its tests check
+                names = [n for n, _ in ex.checked_names()]
+                assert any(all(f"{n} = ..." in c or f"def {n}(" in c for n in names)
+                           for c in student_code), f"{path.stem}: no answer cell for {ex.label}"
+        for cell in full.cells + student.cells:  # the tests are the autograder's
+            assert "exercise-test" not in cell.metadata.get("tags", []), path
+
+
+def test_zh_markdown_has_no_breaks_between_chinese_characters(exported):
+    import re  # noqa: PLC0415
+
+    out, _ = exported
+    gap = re.compile(f"[{CJK}]\\n[{CJK}]")
+    for path in sorted((out / "zh").rglob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type != "markdown":
+                continue
+            prose = re.sub(r"^(`{3,}|\$\$).*?^\1", "", cell.source, flags=re.M | re.S)
+            m = gap.search(prose)
+            assert not m, f"{path.name}: a break in {prose[m.start() - 30:m.end() + 30]!r}"
 
 
 @pytest.mark.parametrize("name", EXECUTE)

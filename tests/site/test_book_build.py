@@ -271,3 +271,15 @@ def test_equations_numbered_per_chapter(book, lang):
             wrong.append(f"{name}: first equation is {number}, expected ({k}.1)")
     assert not wrong, f"{lang}: {wrong}"
     assert first_equation_number(book / lang / "mha-numpy.html") == "(2.1)"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_edit_and_issue_buttons(book, lang):
+    """"Edit this page" opens the page's MyST source on the main branch; "open an issue" names
+    the edition of the page."""
+    for name in toc_files():
+        text = (book / lang / f"{name}.html").read_text(encoding="utf-8")
+        edit = re.findall(r'href="(https://github\.com/[^"]+/edit/[^"]+)"', text)
+        assert edit and edit[0].endswith(f"/edit/main/book/{lang}/{name}.md"), (name, edit)
+        issue = re.findall(r'href="(https://github\.com/[^"]+/issues/new\?[^"]+)"', text)
+        assert issue and f"%2F{lang}%2F{name}.html" in issue[0], (name, issue)

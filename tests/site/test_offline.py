@@ -1,0 +1,96 @@
+"""The offline copy: ``_build/transformer-book-html.zip`` (written by every full build) holds both
+editions with MathJax, and its pages work from the disk in a browser with the network cut off."""
+from __future__ import annotations
+
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+from built_book import BUILD, HTML, LANGS, build, toc_files
+
+pytestmark = [pytest.mark.browser, pytest.mark.book]
+
+CHROMIUM = "/usr/bin/chromium"
+ZIP = BUILD / "transformer-book-html.zip"
+FOLDER = "transformer-book-html"
+
+
+@pytest.fixture(scope="module")
+def unzipped(tmp_path_factory):
+    build()
+    assert ZIP.is_file(), f"{ZIP} missing: the full build writes it"
+    out = tmp_path_factory.mktemp("offline")
+    with zipfile.ZipFile(ZIP) as zf:
+        bad = zf.testzip()
+        assert bad is None, f"corrupt member {bad}"
+        zf.extractall(out)
+    return out / FOLDER
+
+
+def test_zip_holds_both_editions_and_mathjax(unzipped):
+    assert (unzipped / "index.html").is_file()
+    for lang in LANGS:
+        for name in toc_files():
+            assert (unzipped / lang / f"{name}.html").is_file(), f"{lang}/{name}.html"
+        mathjax = list((unzipped / lang / "_static").rglob("tex-mml-chtml.js"))
+        assert mathjax, f"{lang}: MathJax is not in the offline copy"
+    # the same pages as the site (without the zip itself and Sphinx's bookkeeping)
+    site = {p.relative_to(HTML).as_posix() for p in HTML.rglob("*.html")}
+    copy = {p.relative_to(unzipped).as_posix() for p in unzipped.rglob("*.html")}
+    assert site <= copy, f"pages of the site missing from the zip: {sorted(site - copy)[:5]}"
+    landing = (HTML / "index.html").read_text(encoding="utf-8")
+    assert 'href="transformer-book-html.zip"' in landing, "the landing page does not link the zip"
+    assert (HTML / "transformer-book-html.zip").is_file(), "the zip is not in the site"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
+        pytest.fail("Debian's chromium is needed for the browser tests (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                              args=["--no-sandbox", "--disable-gpu",
+                                    "--disable-background-networking",
+                                    "--allow-file-access-from-files"])
+        yield b
+        b.close()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_pages_open_from_disk_without_network(browser, unzipped, lang):
+    ctx = browser.new_context(offline=True)
+    outside: list[str] = []
+
+    def route(r):
+        if r.request.url.startswith(("file://", "data:")):
+            r.continue_()
+        else:
+            outside.append(r.request.url)
+            r.abort()
+
+    ctx.route("**/*", route)
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto((unzipped / "index.html").as_uri(), wait_until="load")
+        assert page.locator("#offline-copy").is_hidden(), "the offline copy links to itself"
+        page.goto((unzipped / lang / "mha-numpy.html").as_uri(), wait_until="load")
+        page.wait_for_selector("mjx-container", state="attached", timeout=30_000)
+        assert page.locator("mjx-container").count() > 10, "MathJax did not render"
+        assert page.locator("mjx-merror").count() == 0, "MathJax errors"
+        broken = page.evaluate(
+            "() => Array.from(document.images).filter(i => i.complete && i.naturalWidth === 0)"
+            ".map(i => i.src)")
+        assert not broken, f"broken images: {broken}"
+        # a link to another page of the copy works from the disk
+        page.locator("a.book-lang-switch").click()
+        page.wait_for_load_state("load")
+        assert page.url.endswith("/mha-numpy.html") and "/" + lang + "/" not in page.url
+    finally:
+        ctx.close()
+    assert not outside, f"requests to the network: {outside[:5]}"
+    assert not errors, f"JavaScript errors: {errors}"

@@ -1,0 +1,87 @@
+#!/usr/bin/env python
+"""The offline copy of the book: the built site (both editions, MathJax included) as one zip.
+
+    python tools/package_site.py    # _build/html -> _build/transformer-book-html.zip (+ a copy
+                                    # in the site, which the landing page links to)
+
+``tools/build_book.py`` calls it at the end of a full build and ``tools/build_pdf.py`` after it
+copied the PDFs into the site. The zip holds one folder, ``transformer-book-html/``; a reader
+unzips it and opens ``transformer-book-html/index.html``: every page, formula (MathJax is served
+from the site), figure and the search work from the disk, without a network.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import zipfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bookmeta import ROOT  # noqa: E402
+
+SITE = ROOT / "_build" / "html"
+ZIP_PATH = ROOT / "_build" / "transformer-book-html.zip"
+FOLDER = "transformer-book-html"
+# Sphinx's build bookkeeping and myst-nb's executed notebooks are not part of the site
+SKIP_NAMES = {".buildinfo", ".nojekyll", ZIP_PATH.name}
+SKIP_DIRS = {".doctrees", "jupyter_execute"}
+
+
+def site_files(site: Path = SITE) -> list[Path]:
+    """The files of the site that go into the zip, sorted (same site, same zip)."""
+    files = []
+    for dirpath, dirnames, filenames in os.walk(site):
+        dirnames[:] = sorted(d for d in dirnames
+                             if not (Path(dirpath) == site and d in SKIP_DIRS))
+        files += [Path(dirpath) / f for f in sorted(filenames) if f not in SKIP_NAMES]
+    return files
+
+
+def write_zip(site: Path = SITE, dest: Path = ZIP_PATH) -> Path:
+    """Write ``dest`` from the site folder ``site``; return ``dest``."""
+    if not (site / "index.html").is_file():
+        raise FileNotFoundError(f"{site}/index.html: build the site first (tools/build_book.py)")
+    tmp = dest.with_suffix(".zip.tmp")
+    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as zf:
+        for path in site_files(site):
+            arc = f"{FOLDER}/{path.relative_to(site).as_posix()}"
+            info = zipfile.ZipInfo(arc, date_time=(2026, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            # already-compressed files are stored as they are
+            if path.suffix in {".png", ".jpg", ".jpeg", ".pdf", ".woff", ".woff2", ".zip"}:
+                info.compress_type = zipfile.ZIP_STORED
+            zf.writestr(info, path.read_bytes())
+    tmp.replace(dest)
+    return dest
+
+
+def build_offline_copy(site: Path = SITE) -> Path:
+    """``_build/transformer-book-html.zip`` from the site, and a copy of it inside the site
+    (the landing page links to it there)."""
+    dest = write_zip(site, ZIP_PATH)
+    shutil.copyfile(dest, site / ZIP_PATH.name)
+    return dest
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--site", type=Path, default=SITE, help="the built site (default: _build/html)")
+    p.add_argument("--out", type=Path, default=ZIP_PATH, help="the zip to write")
+    args = p.parse_args(argv)
+    try:
+        out = (build_offline_copy(args.site) if args.out == ZIP_PATH
+               else write_zip(args.site, args.out))
+    except FileNotFoundError as e:
+        print(f"[package_site] {e}", file=sys.stderr)
+        return 1
+    print(f"[package_site] {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}: "
+          f"{out.stat().st_size / 2**20:.1f} MiB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
