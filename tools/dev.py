@@ -54,7 +54,13 @@ SYSTEM_NEEDS = [
     ("pdftotext", "poppler-utils", "the PDF tests"),
 ]
 CJK_FONT = ("Noto Sans CJK", "fonts-noto-cjk", "Chinese text in plots and in the PDF")
-CTEX_STY = ("ctex.sty", "texlive-lang-chinese", "the Chinese PDF")
+# TeX files the PDF build needs, and the Debian package that brings each
+TEX_FILES = [
+    ("xeCJK.sty", "texlive-lang-chinese", "the Chinese PDF"),
+    ("fontspec.sty", "texlive-latex-recommended", "the PDF's fonts"),
+    ("fncychap.sty", "texlive-latex-extra", "Sphinx's LaTeX layout"),
+    ("texgyretermes-regular.otf", "fonts-texgyre", "the PDF's Latin fonts"),
+]
 
 
 class SetupError(Exception):
@@ -273,9 +279,13 @@ def missing_system_packages():
     if CJK_FONT[0] not in fonts:
         missing.append(CJK_FONT[1:])
     kpse = shutil.which("kpsewhich")
-    if shutil.which("xelatex") and not (kpse and subprocess.run(
-            [kpse, CTEX_STY[0]], capture_output=True, text=True).stdout.strip()):
-        missing.append(CTEX_STY[1:])
+    if shutil.which("xelatex") and kpse:
+        for name, pkg, why in TEX_FILES:
+            if not subprocess.run([kpse, name], capture_output=True, text=True).stdout.strip():
+                missing.append((pkg, why))
+    if not any(os.path.isdir(d) for d in ("/usr/share/fonts/truetype/dejavu",
+                                           "/usr/share/fonts/dejavu")) and sys.platform != "darwin":
+        missing.append(("fonts-dejavu-core", "code in the PDF"))
     return missing
 
 
