@@ -6,24 +6,19 @@ exists, so that readers of d2l feel at home; every public name is exported here:
     import d2lmini as d2l
 """
 
-from importlib import import_module as _import_module
-
+from . import attention, data, decode, distributed, plotting, train, transformer, utils
 from .utils import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from .data import *  # noqa: F401,F403
 from .train import *  # noqa: F401,F403
-from .plot import *  # noqa: F401,F403
+from .decode import *  # noqa: F401,F403
+from .plotting import *  # noqa: F401,F403
 from .distributed import *  # noqa: F401,F403
 
 __version__ = "0.1.0"
 
-#: Modules by concept, in the order the book introduces them. (``d2lmini.plot`` and
-#: ``d2lmini.transformer`` are functions; the modules stay reachable through ``MODULES``.)
-MODULES = tuple(
-    _import_module(f"{__name__}.{name}")
-    for name in ("utils", "attention", "transformer", "data", "train", "plot",
-                 "distributed")
-)
+#: The modules by concept, in the order the book introduces them.
+MODULES = (utils, attention, transformer, data, train, decode, plotting, distributed)
 
 __all__ = [name for module in MODULES for name in module.__all__]
