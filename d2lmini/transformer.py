@@ -151,7 +151,8 @@ class TransformerEncoder(nn.Module):
     """The encoder: embedding scaled by ``sqrt(d)``, positional encoding, ``num_layers``
     encoder blocks (plus a final LayerNorm for pre-LN).
 
-    forward: X ``(B, S)`` token ids, valid_lens ``(B,)`` or None -> ``(B, S, d)``.
+    forward: X ``(B, S)`` token ids, valid_lens ``(B,)`` (or one length per query,
+    ``(B, S)``) or None -> ``(B, S, d)``.
     ``self.attention_weights``: per layer ``(B, h, S, S)`` (None when not kept).
 
     Taught in :ref:`sec-transformer-blocks-encoder`.
@@ -183,9 +184,9 @@ class TransformerEncoder(nn.Module):
         if X.dim() != 2 or X.shape[1] > max_len:
             raise ValueError(f"X must have shape (batch_size, num_steps <= {max_len}); "
                              f"got {tuple(X.shape)}")
-        if valid_lens is not None and valid_lens.shape != X.shape[:1]:
-            raise ValueError(f"valid_lens must have shape ({X.shape[0]},); "
-                             f"got {tuple(valid_lens.shape)}")
+        if valid_lens is not None and valid_lens.shape not in (X.shape[:1], X.shape[:2]):
+            raise ValueError(f"valid_lens must have shape {tuple(X.shape[:1])} or "
+                             f"{tuple(X.shape[:2])}; got {tuple(valid_lens.shape)}")
         # The embedding's entries are about 1/sqrt(d); scaling by sqrt(d) puts them on
         # the same scale as the positional encoding in [-1, 1].
         X = self.pos_encoding(self.embedding(X) * math.sqrt(self.num_hiddens))
@@ -254,18 +255,23 @@ class DecoderState:
     def select(self, index: torch.Tensor, *, source: bool = True) -> "DecoderState":
         """A state whose entry ``b`` is entry ``index[b]`` of this one (entries may repeat).
 
-        Beam search follows its beams with it. ``source=False`` leaves ``cross_kv`` and
-        ``enc_valid_lens`` as they are: right when ``index`` only permutes entries that share
-        their source sentence (the beams of one sentence), and it saves copying them.
+        Beam search follows its beams with it. Only the filled positions of the caches are
+        copied. ``source=False`` leaves ``cross_kv`` and ``enc_valid_lens`` as they are:
+        right when ``index`` only permutes entries that share their source sentence (the
+        beams of one sentence), and it saves copying them.
         """
-        def pick(kv):
-            return None if kv is None else (kv[0].index_select(0, index),
-                                             kv[1].index_select(0, index))
+        def rows(buffer):  # the entries of a cache buffer, its capacity kept
+            out = buffer.new_empty((len(index),) + buffer.shape[1:])
+            out[:, :, :self.offset] = buffer[:, :, :self.offset].index_select(0, index)
+            return out
+        self_kv = [None if kv is None else (rows(kv[0]), rows(kv[1])) for kv in self.self_kv]
+        if not source:
+            return DecoderState(self.cross_kv, self.enc_valid_lens, self_kv, self.offset,
+                                self.reserve)
+        cross_kv = [(k.index_select(0, index), v.index_select(0, index)) for k, v in self.cross_kv]
         lens = self.enc_valid_lens
-        if source:
-            lens = None if lens is None else lens.index_select(0, index)
-        return DecoderState([pick(kv) for kv in self.cross_kv] if source else self.cross_kv,
-                            lens, [pick(kv) for kv in self.self_kv], self.offset, self.reserve)
+        return DecoderState(cross_kv, None if lens is None else lens.index_select(0, index),
+                            self_kv, self.offset, self.reserve)
 
 
 class DecoderBlock(nn.Module):
