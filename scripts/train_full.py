@@ -1,4 +1,4 @@
-"""Train a Transformer on all of English–French (fra-eng) and report held-out corpus BLEU.
+"""Train a Transformer on all of English–French (fra-eng) and report held-out sacreBLEU.
 
 One process::
 
@@ -59,6 +59,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--warmup", type=int, default=1000, help="warm-up steps of the schedule")
     p.add_argument("--bleu-examples", type=int, default=None,
                    help="evaluate on the first N held-out pairs (default all)")
+    p.add_argument("--beam-size", type=int, default=1,
+                   help="1: greedy search; more: beam search (GNMT length penalty, alpha 0.6)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--amp", choices=["auto", "on", "off"], default="auto",
                    help="bf16 autocast (auto: on CUDA)")
@@ -78,40 +80,6 @@ def load_pairs(max_examples: int | None) -> tuple[list, list, str]:
     return source, target, str(data_source)
 
 
-@torch.no_grad()
-def greedy_translate(net: torch.nn.Module, sources: list[list[str]], src_vocab: d2l.Vocab,
-                     tgt_vocab: d2l.Vocab, num_steps: int, device: torch.device, *,
-                     batch_size: int = 500, amp: bool = False) -> list[list[str]]:
-    """Greedy decoding of many tokenized sentences at once, with the decoder's KV cache.
-
-    Gives the translations of ``d2l.predict_seq2seq(..., beam_size=1)`` (sources are encoded
-    the same way: tokens, ``<eos>``, cut or padded to ``num_steps``), as token lists.
-    """
-    net.eval()
-    X, X_valid_len = d2l.build_array_nmt(sources, src_vocab, num_steps)  # (N, S), (N,)
-    bos, eos = tgt_vocab["<bos>"], tgt_vocab["<eos>"]
-    autocast = (torch.autocast(device_type="cuda", dtype=torch.bfloat16) if amp
-                else contextlib.nullcontext())
-    out: list[list[str]] = []
-    with d2l.keep_attention_weights(net, False), autocast:
-        for i in range(0, len(X), batch_size):
-            x, x_len = X[i:i + batch_size].to(device), X_valid_len[i:i + batch_size].to(device)
-            state = net.decoder.init_state(net.encoder(x, x_len), x_len)
-            dec_X = torch.full((len(x), 1), bos, dtype=torch.long, device=device)
-            steps, done = [], torch.zeros(len(x), dtype=torch.bool, device=device)
-            for _ in range(num_steps):  # one position per call: the cache holds the rest
-                Y, state = net.decoder(dec_X, state)
-                dec_X = Y.argmax(dim=2)  # (B, 1)
-                steps.append(dec_X)
-                done |= dec_X[:, 0] == eos
-                if bool(done.all()):
-                    break
-            for seq in torch.cat(steps, dim=1).tolist():
-                seq = seq[:seq.index(eos)] if eos in seq else seq
-                out.append(tgt_vocab.to_tokens(seq))
-    return out
-
-
 def device_name(device: torch.device) -> str:
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
@@ -125,7 +93,7 @@ def main(argv: list[str] | None = None) -> dict:
     torch.set_float32_matmul_precision("high")
     try:
         source, target, data_source = load_pairs(args.max_examples)
-        say(data_source, flush=True)
+        say(f"[d2lmini] {data_source}", flush=True)
         train_src, train_tgt, test_src, test_tgt = d2l.split_nmt(source, target, 0.02, seed=0)
         keep = [i for i, (s, t) in enumerate(zip(train_src, train_tgt))
                 if len(s) < args.num_steps and len(t) < args.num_steps]  # + <eos> fits
@@ -142,11 +110,11 @@ def main(argv: list[str] | None = None) -> dict:
         config = {key: getattr(args, key) for key in (
             "num_hiddens", "ffn_num_hiddens", "num_heads", "num_layers", "dropout",
             "label_smoothing", "batch_size", "num_steps", "warmup", "epochs", "max_minutes",
-            "max_examples", "seed", "amp")}
+            "max_examples", "seed", "amp", "beam_size")}
         torch.manual_seed(args.seed)
-        net = d2l.transformer(len(src_vocab), len(tgt_vocab), args.num_hiddens,
-                              args.ffn_num_hiddens, args.num_heads, args.num_layers,
-                              args.dropout)
+        net = d2l.make_transformer(len(src_vocab), len(tgt_vocab), args.num_hiddens,
+                                   args.ffn_num_hiddens, args.num_heads, args.num_layers,
+                                   args.dropout)
         lr_lambda = d2l.transformer_lr_lambda(args.num_hiddens, args.warmup)
         # resolved once, for training and for the evaluation below
         amp = device.type == "cuda" if args.amp == "auto" else args.amp == "on"
@@ -165,17 +133,21 @@ def main(argv: list[str] | None = None) -> dict:
     n_eval = len(test_src) if args.bleu_examples is None else min(args.bleu_examples,
                                                                   len(test_src))
     tic = time.perf_counter()
-    preds = greedy_translate(net, test_src[:n_eval], src_vocab, tgt_vocab, args.num_steps,
-                             device, amp=amp)
-    score = d2l.corpus_bleu(preds, test_tgt[:n_eval])
+    preds = d2l.translate(net, test_src[:n_eval], src_vocab, tgt_vocab, args.num_steps, device,
+                          beam_size=args.beam_size, amp=amp)
+    bleu = d2l.corpus_bleu([" ".join(p) for p in preds],  # sacreBLEU, 0-100
+                           [" ".join(t) for t in test_tgt[:n_eval]])
     eval_seconds = time.perf_counter() - tic
-    print(f"held-out corpus BLEU {score:.4f} on {n_eval} pairs (greedy, {eval_seconds:.1f} s)")
+    search = "greedy" if args.beam_size == 1 else f"beam {args.beam_size}"
+    print(f"held-out sacreBLEU {bleu.score:.1f} on {n_eval} pairs ({search}, "
+          f"{eval_seconds:.1f} s; {bleu.signature})")
     summary = {
         "device": device_name(device), "torch": torch.__version__, "world_size": world_size,
         "config": config, "data_source": data_source, "num_train": len(train_src),
         "num_test": len(test_src), "epochs": len(result.losses), "losses": result.losses,
         "seconds": result.seconds, "tokens_per_sec": result.tokens_per_sec,
-        "bleu": score, "bleu_examples": n_eval, "eval_seconds": eval_seconds,
+        "bleu": bleu.score, "bleu_signature": bleu.signature, "bleu_examples": n_eval,
+        "eval_seconds": eval_seconds,
         "samples": [{"en": " ".join(s), "fr": " ".join(t), "pred": " ".join(p)}
                     for s, t, p in zip(test_src[:5], test_tgt[:5], preds[:5])],
     }

@@ -14,6 +14,18 @@ def _seed():
     torch.manual_seed(0)
 
 
+def test_lengths_to_mask():
+    mask = d2l.lengths_to_mask(torch.tensor([[0, 2], [3, 1]]), 3)
+    assert mask.dtype == torch.bool and mask.shape == (2, 2, 3)
+    assert mask.tolist() == [[[False] * 3, [True, True, False]],
+                             [[True] * 3, [True, False, False]]]
+
+
+def test_masked_softmax_rejects_lengths_of_the_wrong_shape():
+    with pytest.raises(ValueError, match=r"valid_lens must have shape \(2,\) or \(2, 3\)"):
+        d2l.masked_softmax(torch.rand(2, 3, 4), torch.tensor([1, 2, 3]))
+
+
 def test_masked_softmax_1d_valid_lens():
     X = torch.rand(2, 3, 5)
     W = d2l.masked_softmax(X, torch.tensor([2, 4]))
@@ -177,9 +189,45 @@ def test_project_kv_and_attend_compose_to_forward():
     mha = d2l.MultiHeadAttention(8, 2, 0.0).eval()
     X, Y = torch.randn(2, 3, 8), torch.randn(2, 5, 8)
     k, v = mha.project_kv(Y, Y)
-    assert k.shape == v.shape == (4, 5, 4)
-    q = d2l.transpose_qkv(mha.W_q(X), 2)
+    assert k.shape == v.shape == (2, 2, 5, 4)  # (B, h, K, d_h)
+    q = mha.split_heads(mha.W_q(X))
+    torch.testing.assert_close(q.transpose(1, 2).flatten(2), mha.W_q(X))
     torch.testing.assert_close(mha.attend(q, k, v), mha(X, Y, Y))
+    # the heads of split_heads are those of d2l's transpose_qkv
+    torch.testing.assert_close(q.flatten(0, 1), d2l.transpose_qkv(mha.W_q(X), 2))
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_fused_self_attention_projection_equals_three_projections(bias):
+    mha = d2l.MultiHeadAttention(8, 2, 0.0, bias=bias)
+    X = torch.randn(2, 3, 8)
+    for fused, W in zip(mha.project_qkv(X), (mha.W_q, mha.W_k, mha.W_v)):
+        torch.testing.assert_close(fused, mha.split_heads(W(X)))
+
+
+@pytest.mark.parametrize("keep_weights", [True, False])
+def test_is_causal_is_the_lower_triangular_mask(keep_weights):
+    mha = d2l.MultiHeadAttention(16, 4, 0.0, keep_weights=keep_weights).eval()
+    X = torch.randn(2, 5, 16)
+    q, k, v = mha.project_qkv(X)
+    causal = mha.attend(q, k, v, is_causal=True)
+    lens = torch.arange(1, 6).expand(2, 5)  # query i sees keys 0 .. i
+    with d2l.keep_attention_weights(mha, True):
+        torch.testing.assert_close(causal, mha(X, X, X, lens), atol=1e-5, rtol=1e-5)
+    tril = torch.ones(5, 5, dtype=torch.bool).tril()
+    expected = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=tril)
+    torch.testing.assert_close(causal, mha.W_o(expected.transpose(1, 2).flatten(2)),
+                               atol=1e-5, rtol=1e-5)
+
+
+def test_multihead_attention_checks_its_inputs():
+    mha = d2l.MultiHeadAttention(8, 2, 0.0)
+    with pytest.raises(ValueError, match="must agree on B and K"):
+        mha(torch.randn(2, 3, 8), torch.randn(2, 4, 8), torch.randn(2, 5, 8))
+    with pytest.raises(ValueError, match="num_heads must be a positive divisor"):
+        d2l.MultiHeadAttention(8, 3, 0.0)
+    with pytest.raises(TypeError, match="torch.nn.Module"):
+        d2l.keep_attention_weights("not a module")
 
 
 def test_keep_attention_weights_plain_call_persists():

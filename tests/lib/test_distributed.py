@@ -4,7 +4,6 @@ scripts/train_full.py smoke run."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import socket
@@ -41,7 +40,7 @@ def _copy_data(n=48, seed=0):
 
 def _net(dropout=0.0):
     torch.manual_seed(0)
-    return d2l.transformer(VOCAB_SIZE, VOCAB_SIZE, 16, 32, 2, 1, dropout)
+    return d2l.make_transformer(VOCAB_SIZE, VOCAB_SIZE, 16, 32, 2, 1, dropout)
 
 
 def _train(net, **kw):
@@ -151,9 +150,39 @@ def test_train_seq2seq_ddp_rejects_bad_arguments(kw, match):
         _train(_net(), **kw)
 
 
+@pytest.mark.parametrize("kw, match", [
+    (dict(lr="0.1"), "lr must be a number"),
+    (dict(num_epochs=2.0), "num_epochs must be a positive int"),
+    (dict(seed=True), "seed must be a non-negative int"),
+])
+def test_train_seq2seq_ddp_rejects_arguments_of_the_wrong_type(kw, match):
+    with pytest.raises(TypeError, match=match):
+        _train(_net(), **kw)
+
+
+def test_checkpointer_saves_whole_files_and_resumes_only_its_own_run(tmp_path):
+    cpu = torch.device("cpu")
+    net = _net()
+    ckpt = d2l.Checkpointer(tmp_path / "run" / "c.pt", every=2, identity={"seed": 3})
+    assert ckpt.resume(net, d2l.make_adam(net, 1e-3, cpu), None, cpu) is None  # nothing yet
+    assert [ckpt.due(epochs, last=False) for epochs in (1, 2, 3)] == [False, True, False]
+    assert ckpt.due(3, last=True)
+    ckpt.save(2, net, d2l.make_adam(net, 1e-3, cpu), None, [1.0, 0.5])
+    assert [p.name for p in (tmp_path / "run").iterdir()] == ["c.pt"]  # no temporary left
+    other = _net(dropout=0.0)
+    for p in other.parameters():
+        torch.nn.init.zeros_(p)
+    assert ckpt.resume(other, d2l.make_adam(other, 1e-3, cpu), None, cpu) == (2, [1.0, 0.5])
+    for a, b in zip(net.parameters(), other.parameters()):
+        assert torch.equal(a, b)
+    stranger = d2l.Checkpointer(tmp_path / "run" / "c.pt", identity={"seed": 4})
+    with pytest.raises(ValueError, match="seed must match the checkpoint"):
+        stranger.resume(other, d2l.make_adam(other, 1e-3, cpu), None, cpu)
+
+
 def test_train_seq2seq_ddp_rejects_bad_data_and_mismatched_checkpoint(tmp_path):
     X, lx, Y, ly = _copy_data()
-    with pytest.raises(ValueError, match="data"):
+    with pytest.raises(TypeError, match="data"):
         d2l.train_seq2seq_ddp(_net(), (X, lx, Y), _ToyVocab(), global_batch_size=8, lr=1e-3,
                               num_epochs=1, device="cpu")
     with pytest.raises(ValueError, match="first dimension"):
@@ -208,25 +237,22 @@ def test_train_full_tiny_writes_its_summary(tmp_path):
     assert summary["world_size"] == 1 and summary["torch"] == torch.__version__
     assert summary["epochs"] == len(summary["losses"]) >= 1
     assert summary["seconds"] > 0 and summary["tokens_per_sec"] > 0
-    assert 0 <= summary["bleu"] <= 1 and summary["bleu_examples"] > 0
+    assert 0 <= summary["bleu"] <= 100 and summary["bleu_examples"] > 0
     assert summary["config"]["num_hiddens"] > 0 and summary["data_source"]
     assert (tmp_path / "ckpt.pt").is_file()
 
 
-def test_train_full_batched_greedy_decoding_equals_predict_seq2seq():
-    spec = importlib.util.spec_from_file_location("train_full",
-                                                  REPO_ROOT / "scripts" / "train_full.py")
-    train_full = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(train_full)
+def test_translate_after_ddp_training_equals_predict_seq2seq():
     sentences = ["go .", "i am calm .", "he is a good man .", "who are you ?", "run !"]
-    src_vocab = d2l.Vocab([s.split() for s in sentences], reserved_tokens=train_full.RESERVED)
+    src_vocab = d2l.Vocab([s.split() for s in sentences],
+                          reserved_tokens=["<pad>", "<bos>", "<eos>"])
     torch.manual_seed(1)
-    net = d2l.transformer(len(src_vocab), len(src_vocab), 16, 32, 2, 2, 0.0)
+    net = d2l.make_transformer(len(src_vocab), len(src_vocab), 16, 32, 2, 2, 0.0)
     X, X_len = d2l.build_array_nmt([s.split() for s in sentences], src_vocab, 6)
     d2l.train_seq2seq_ddp(net, (X, X_len, X, X_len), src_vocab, global_batch_size=5,
                           lr=0.02, num_epochs=40, device="cpu", log=None)  # learns to copy
-    batched = train_full.greedy_translate(net, [s.split() for s in sentences], src_vocab,
-                                          src_vocab, 6, torch.device("cpu"), batch_size=3)
+    batched = d2l.translate(net, [s.split() for s in sentences], src_vocab, src_vocab, 6,
+                            torch.device("cpu"), batch_size=3)
     single = [d2l.predict_seq2seq(net, s, src_vocab, src_vocab, 6, "cpu")[0]
               for s in sentences]
     assert [" ".join(t) for t in batched] == single

@@ -1,4 +1,4 @@
-"""d2lmini.plot: plot labels in the edition's language (``D2LMINI_LANG``) with a CJK font."""
+"""d2lmini.plotting: plot labels in the edition's language (``D2LMINI_LANG``) with a CJK font."""
 
 import sys
 import warnings
@@ -13,7 +13,7 @@ from matplotlib import font_manager  # noqa: E402
 
 import d2lmini as d2l  # noqa: E402
 
-plot_module = sys.modules["d2lmini.plot"]  # (d2lmini.plot is the function d2l.plot)
+plot_module = sys.modules["d2lmini.plotting"]
 
 HAVE_CJK = any(f.name in plot_module.CJK_FONTS for f in font_manager.fontManager.ttflist)
 

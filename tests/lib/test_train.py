@@ -1,4 +1,4 @@
-"""Tests of d2lmini.train: masking, loss, clipping, training loop, decoding, BLEU, schedule."""
+"""Tests of d2lmini.train: masking, loss, clipping, the training step and loop, BLEU, schedule."""
 
 import math
 
@@ -46,6 +46,27 @@ def test_masked_loss_label_smoothing():
     torch.testing.assert_close(smooth, ref.sum(1))
 
 
+def test_label_smoothing_can_leave_pad_out_as_the_annotated_transformer_does():
+    torch.manual_seed(0)
+    V, pad, eps = 7, 1, 0.1
+    pred, label = torch.randn(2, 4, V), torch.randint(2, V, (2, 4))  # labels are never <pad>
+    valid = torch.tensor([4, 2])
+    loss = d2l.MaskedSoftmaxCELoss(eps, pad_index=pad)(pred, label, valid)
+    # by hand: 1 - eps on the label, eps / (V - 2) on every class but the label and <pad>
+    expected = torch.zeros(2)
+    for b in range(2):
+        for t in range(int(valid[b])):
+            logp = torch.log_softmax(pred[b, t], dim=0)
+            q = torch.full((V,), eps / (V - 2))
+            q[pad], q[label[b, t]] = 0.0, 1 - eps
+            expected[b] += -(q * logp).sum()
+    torch.testing.assert_close(loss, expected)
+    plain = d2l.MaskedSoftmaxCELoss(eps)(pred, label, valid)
+    assert not torch.allclose(loss, plain)  # PyTorch's smoothing puts eps / V on <pad>
+    with pytest.raises(ValueError, match="label_smoothing must be in"):
+        d2l.MaskedSoftmaxCELoss(1.0)
+
+
 def test_grad_clipping():
     net = nn.Linear(4, 4)
     (net(torch.ones(1, 4)) * 1000).sum().backward()
@@ -53,6 +74,26 @@ def test_grad_clipping():
     assert norm > 1
     total = torch.sqrt(sum((p.grad ** 2).sum() for p in net.parameters()))
     assert abs(total.item() - 1.0) < 1e-4
+
+
+def test_init_seq2seq_weights_keeps_a_tied_output_weight():
+    torch.manual_seed(0)
+    net = d2l.make_transformer(50, 50, 16, 32, 2, 1, 0.0, share_embeddings=True,
+                               tie_output=True)
+    embedding = net.encoder.embedding.weight.detach().clone()
+    ffn = net.encoder.blks[0].ffn.dense1.weight.detach().clone()
+    d2l.init_seq2seq_weights(net)
+    assert torch.equal(net.decoder.dense.weight, embedding)  # std 1/sqrt(d), not Xavier's
+    assert not torch.equal(net.encoder.blks[0].ffn.dense1.weight, ffn)
+    # untied: the same random draws as d2l's net.apply(xavier_init_weights)
+    a, b = (d2l.make_transformer(20, 30, 16, 32, 2, 1, 0.0) for _ in range(2))
+    b.load_state_dict(a.state_dict())
+    torch.manual_seed(1)
+    d2l.init_seq2seq_weights(a)
+    torch.manual_seed(1)
+    b.apply(d2l.xavier_init_weights)
+    for p, q in zip(a.parameters(), b.parameters()):
+        assert torch.equal(p, q)
 
 
 def test_xavier_init_weights_only_touches_linear():
@@ -84,6 +125,9 @@ class _ToyVocab:
     def __len__(self):
         return len(self.idx_to_token)
 
+    def __contains__(self, token):
+        return token in self.token_to_idx
+
     def __getitem__(self, tokens):
         if isinstance(tokens, (list, tuple)):
             return [self[t] for t in tokens]
@@ -98,7 +142,7 @@ def _train_copy(num_epochs=30, **kw):
     X, valid = _copy_task()
     data = torch.utils.data.DataLoader(
         torch.utils.data.TensorDataset(X, valid, X, valid), batch_size=16, shuffle=False)
-    net = d2l.transformer(12, 12, 32, 64, 4, 2, 0.0)
+    net = d2l.make_transformer(12, 12, 32, 64, 4, 2, 0.0)
     vocab = _ToyVocab(12)
     result = d2l.train_seq2seq(net, data, 0.01, num_epochs, vocab, "cpu", animate=False,
                                progress=False, **kw)
@@ -128,9 +172,48 @@ def test_train_seq2seq_is_repeatable_bit_for_bit():
 
 
 def test_train_seq2seq_with_scheduler_and_label_smoothing():
-    sched = lambda opt: torch.optim.lr_scheduler.LambdaLR(opt, d2l.transformer_lr_lambda(32, 10))
-    _, _, result = _train_copy(num_epochs=2, scheduler=sched, label_smoothing=0.1)
-    assert len(result.losses) == 2
+    schedulers, lr_lambda = [], d2l.transformer_lr_lambda(32, 10)
+
+    def factory(optimizer):
+        schedulers.append(torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda))
+        return schedulers[-1]
+    _, _, plain = _train_copy(num_epochs=3)
+    _, _, smooth = _train_copy(num_epochs=3, label_smoothing=0.1)
+    _, _, scheduled = _train_copy(num_epochs=3, scheduler=factory)
+    # the schedule stepped once per batch (4 batches of 16 per epoch) from the base lr 0.01
+    assert schedulers[0].last_epoch == 3 * 4
+    assert schedulers[0].get_last_lr()[0] == pytest.approx(0.01 * lr_lambda(12))
+    assert scheduled.losses != plain.losses
+    # the same initialisation and batches: smoothing adds its floor to every epoch's loss
+    assert all(s > p for s, p in zip(smooth.losses, plain.losses)), (smooth, plain)
+
+
+def test_seq2seq_step_is_one_optimizer_step_on_the_mean_token_loss():
+    torch.manual_seed(0)
+    net = d2l.make_transformer(12, 12, 16, 32, 2, 1, 0.0)
+    X, valid = _copy_task(n=8)
+    batch = d2l.Seq2SeqBatch(X, valid, X, valid)
+    loss = d2l.MaskedSoftmaxCELoss()
+    before = [p.detach().clone() for p in net.parameters()]
+    sgd = torch.optim.SGD(net.parameters(), lr=0.1)
+    loss_sum, num_tokens = d2l.seq2seq_step(net, batch, loss, sgd, 1, "cpu", grad_clip=None)
+    assert int(num_tokens) == int(valid.sum()) and not loss_sum.requires_grad
+    # the same step by hand: gradient of loss_sum / num_tokens, one SGD update
+    ref = d2l.make_transformer(12, 12, 16, 32, 2, 1, 0.0)
+    for p, b in zip(ref.parameters(), before):
+        p.data.copy_(b)
+    l, n = d2l.teacher_forcing_loss(ref, tuple(batch), loss, 1, "cpu")
+    (l / n).backward()
+    for p, q in zip(net.parameters(), ref.parameters()):
+        torch.testing.assert_close(p, q - 0.1 * q.grad)
+
+
+def test_seq2seq_batch_names_the_fields_and_trims_padding_columns():
+    X, Y = torch.ones(2, 6, dtype=torch.long), torch.ones(2, 5, dtype=torch.long)
+    batch = d2l.Seq2SeqBatch(X, torch.tensor([3, 2]), Y, torch.tensor([1, 4]))
+    src, src_len, tgt, tgt_len = batch.trimmed()  # unpacks like d2l's 4-tuple
+    assert src.shape == (2, 3) and tgt.shape == (2, 4) and src_len.tolist() == [3, 2]
+    assert batch.to("cpu").tgt is Y
 
 
 def test_predict_seq2seq_saves_attention_weights():
@@ -139,32 +222,13 @@ def test_predict_seq2seq_saves_attention_weights():
                                        save_attention_weights=True)
     assert 1 <= len(weights) <= 5
     self_w, cross_w = weights[0][0]
-    assert self_w.shape == (1, 4, 1, 1) and cross_w.shape == (1, 4, 1, 5)
-    assert net.encoder.attention_weights[0].shape == (1, 4, 5, 5)
-    # decoding did not leave the model keeping weights
-    assert not any(m.keep_weights is False for m in net.modules()
-                   if isinstance(m, d2l.MultiHeadAttention))
-
-
-def test_bleu_values():
-    assert d2l.bleu("il est calme .", "il est calme .", k=2) == 1.0
-    assert d2l.bleu("", "va !", k=2) == 0.0
-    # a prediction shorter than k does not divide by zero (d2l's version does)
-    short = d2l.bleu("va", "va !", k=2)
-    assert short == pytest.approx(math.exp(1 - 2 / 1))
-    # clipped precision: "the the the" vs "the cat"
-    assert d2l.bleu("the the the", "the cat", k=1) == pytest.approx((1 / 3) ** 0.5)
-
-
-def test_corpus_bleu_against_nltk():
-    from nltk.translate.bleu_score import SmoothingFunction, corpus_bleu
-    preds = ["il est calme .", "je suis chez moi ."]
-    refs = ["il est calme .", "je suis à la maison ."]
-    expected = corpus_bleu([[r.split()] for r in refs], [p.split() for p in preds],
-                           smoothing_function=SmoothingFunction().method1)
-    assert d2l.corpus_bleu(preds, refs) == pytest.approx(expected)
-    assert d2l.corpus_bleu(preds, preds) == pytest.approx(1.0)
-    assert d2l.corpus_bleu([p.split() for p in preds], refs) == pytest.approx(expected)
+    # the source is cut to its 3 tokens (the padding columns are masked anyway)
+    assert self_w.shape == (1, 4, 1, 1) and cross_w.shape == (1, 4, 1, 3)
+    for i, step in enumerate(weights):  # step i attends over the i + 1 positions so far
+        assert step[0][0].shape == (1, 4, 1, i + 1)
+    assert net.encoder.attention_weights[0].shape == (1, 4, 2 + 1, 2 + 1)  # "w3 w4 <eos>"
+    # afterwards every module is back to its default setting: weights kept
+    assert all(m.keep_weights for m in net.modules() if isinstance(m, d2l.MultiHeadAttention))
 
 
 def test_transformer_lr_lambda_matches_paper():
@@ -176,7 +240,7 @@ def test_transformer_lr_lambda_matches_paper():
 
 
 def test_training_uses_fused_adam_on_cpu_with_the_plain_update_rule():
-    from d2lmini.train import _adam
+    _adam = d2l.make_adam
     torch.manual_seed(0)
     nets = [torch.nn.Linear(5, 3) for _ in range(2)]
     nets[1].load_state_dict(nets[0].state_dict())
@@ -195,9 +259,9 @@ def test_training_uses_fused_adam_on_cpu_with_the_plain_update_rule():
 
 
 def test_teacher_forcing_cuts_padding_columns_without_changing_the_loss():
-    from d2lmini.train import _teacher_forcing_loss
+    _teacher_forcing_loss = d2l.teacher_forcing_loss
     torch.manual_seed(0)
-    net = d2l.transformer(12, 11, num_hiddens=16, ffn_num_hiddens=32, num_heads=2,
+    net = d2l.make_transformer(12, 11, num_hiddens=16, ffn_num_hiddens=32, num_heads=2,
                           num_layers=2, dropout=0.0).eval()
     B, S, T = 3, 9, 8  # padded widths; the longest sentences are 5 and 4 tokens long
     X, Y = torch.randint(3, 12, (B, S)), torch.randint(3, 11, (B, T))

@@ -31,8 +31,9 @@ def test_positional_encoding_offset_and_buffer():
     X = torch.zeros(2, 3, 8)
     torch.testing.assert_close(pe(X, offset=5)[0], pe.P[0, 5:8])
     assert "P" not in pe.state_dict()  # recomputed, not saved
-    with pytest.raises(ValueError, match="max_len"):
-        pe(torch.zeros(1, 21, 8))
+    enc = d2l.TransformerEncoder(10, 8, 16, 2, 1, 0.0, max_len=20)
+    with pytest.raises(ValueError, match="num_steps <= 20"):
+        enc(torch.zeros(1, 21, dtype=torch.long))
 
 
 def test_position_wise_ffn_acts_per_position():
@@ -49,8 +50,19 @@ def test_add_norm():
     X, Y = torch.randn(2, 3, 4), torch.randn(2, 3, 4)
     out = add_norm(X, Y)
     torch.testing.assert_close(out, nn.functional.layer_norm(X + Y, (4,)))
-    with pytest.raises(ValueError, match="same shape"):
-        add_norm(X, Y[:, :2])
+
+
+def test_sublayer_connection_post_ln_and_pre_ln():
+    X = torch.randn(2, 3, 4)
+    double = lambda Z: 2 * Z  # noqa: E731
+    post = d2l.SublayerConnection(4, 0.0)
+    torch.testing.assert_close(post(X, double), nn.functional.layer_norm(3 * X, (4,)))
+    assert isinstance(post.addnorm, d2l.AddNorm)  # the paper's order is AddNorm itself
+    pre = d2l.SublayerConnection(4, 0.0, norm_first=True)
+    torch.testing.assert_close(pre(X, double), X + 2 * nn.functional.layer_norm(X, (4,)))
+    post.train()
+    dropped = d2l.SublayerConnection(4, 0.5)(X, double)  # dropout acts on the sub-layer
+    assert dropped.shape == X.shape
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
@@ -72,7 +84,7 @@ def test_post_ln_output_is_normalised_and_pre_ln_has_final_norm():
 
 
 def _net(norm_first=False, **kw):
-    return d2l.transformer(20, 30, 32, 64, 4, 2, 0.1, norm_first=norm_first, **kw).eval()
+    return d2l.make_transformer(20, 30, 32, 64, 4, 2, 0.1, norm_first=norm_first, **kw).eval()
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
@@ -88,10 +100,44 @@ def test_incremental_decoding_equals_whole_sequence(norm_first):
             logits, state = net.decoder(Y[:, t:t + 1], state)
             steps.append(logits)
     torch.testing.assert_close(torch.cat(steps, 1), full, atol=1e-5, rtol=1e-5)
-    # the cache holds the projected keys and values: (B * h, t, d_h) per layer
-    k, v = state["self_kv"][0]
-    assert k.shape == v.shape == (3 * 4, 6, 8)
-    assert state["num_steps"] == 6
+    # the cache holds the projected keys and values, (B, h, capacity, d_h) per layer, of
+    # which the first state.offset positions are filled
+    assert isinstance(state, d2l.DecoderState) and state.offset == 6 and state.batch_size == 3
+    k, v = state.self_kv[0]
+    assert k.shape[:2] == v.shape[:2] == (3, 4) and k.shape[3] == 8 and k.shape[2] >= 6
+
+
+def test_reserved_cache_is_filled_in_place_and_grows_when_full():
+    net = _net()
+    X, valid = torch.randint(0, 20, (2, 5)), torch.tensor([5, 2])
+    Y = torch.randint(0, 30, (2, 9))
+    with torch.no_grad():
+        full, _ = net(X, Y, valid)
+        for reserve in (0, 4, 9):
+            state = net.decoder.init_state(net.encoder(X, valid), valid, reserve)
+            steps, capacities, pointers = [], [], set()
+            for t in range(Y.shape[1]):
+                logits, state = net.decoder(Y[:, t:t + 1], state)
+                steps.append(logits)
+                capacities.append(state.self_kv[1][0].shape[2])
+                pointers.add(state.self_kv[1][0].data_ptr())
+            torch.testing.assert_close(torch.cat(steps, 1), full, atol=1e-5, rtol=1e-5)
+            # no reserve: the first keys themselves, then buffers doubling; a reserve of 4
+            # is outgrown twice; one of 9 is written in place at every step
+            assert sorted(set(capacities)) == {0: [1, 2, 4, 8, 16], 4: [4, 8, 16],
+                                               9: [9]}[reserve]
+        assert len(pointers) == 1
+
+
+def test_decoder_state_fresh_keeps_the_source_and_empties_the_cache():
+    net = _net()
+    X, valid = torch.randint(0, 20, (2, 5)), torch.tensor([5, 2])
+    with torch.no_grad():
+        state = net.decoder.init_state(net.encoder(X, valid), valid)
+        _, state = net.decoder(torch.randint(0, 30, (2, 3)), state)
+    fresh = state.fresh()
+    assert fresh.offset == 0 and fresh.self_kv == [None, None]
+    assert fresh.cross_kv is state.cross_kv and fresh.enc_valid_lens is valid
 
 
 def test_chunked_decoding_equals_whole_sequence():
@@ -129,7 +175,7 @@ def test_decoder_attention_weights_shapes():
     assert torch.all(cross_w[1, :, :, 4:] == 0)  # encoder padding
 
 
-def test_reorder_state_selects_batch_entries():
+def test_decoder_state_select_follows_batch_entries():
     net = _net()
     X, valid = torch.randint(0, 20, (3, 5)), torch.tensor([5, 2, 4])
     Y = torch.randint(0, 30, (3, 2))
@@ -137,11 +183,26 @@ def test_reorder_state_selects_batch_entries():
         state = net.decoder.init_state(net.encoder(X, valid), valid)
         _, state = net.decoder(Y, state)
         index = torch.tensor([2, 2, 0])
-        state2 = net.decoder.reorder_state(state, index)
+        state2 = state.select(index)
+        assert state2.batch_size == 3 and state2.offset == state.offset == 2
         nxt = torch.randint(0, 30, (3, 1))
         out2, _ = net.decoder(nxt[index], state2)
         out, _ = net.decoder(nxt, state)
     torch.testing.assert_close(out2, out[index])
+
+
+def test_decoder_state_select_without_the_source_for_beams_of_one_sentence():
+    net = _net()
+    X, valid = torch.randint(0, 20, (1, 5)).repeat(3, 1), torch.tensor([4, 4, 4])
+    with torch.no_grad():
+        state = net.decoder.init_state(net.encoder(X, valid), valid)
+        _, state = net.decoder(torch.randint(0, 30, (3, 2)), state)
+        index = torch.tensor([1, 0, 0])  # beams of the same sentence
+        kept = state.select(index, source=False)
+        assert kept.cross_kv is state.cross_kv
+        nxt = torch.randint(0, 30, (3, 1))
+        torch.testing.assert_close(net.decoder(nxt, kept)[0],
+                                   net.decoder(nxt, state.select(index))[0])
 
 
 def test_encoder_decoder_training_shapes():
@@ -150,26 +211,62 @@ def test_encoder_decoder_training_shapes():
     logits, state = net(torch.randint(0, 20, (4, 9)), torch.randint(0, 30, (4, 8)),
                         torch.tensor([9, 5, 3, 1]))
     assert logits.shape == (4, 8, 30)
-    assert state["num_steps"] == 8
+    assert state.offset == 8
+    with pytest.raises(ValueError, match="same batch size"):
+        net(torch.randint(0, 20, (4, 9)), torch.randint(0, 30, (3, 8)))
+
+
+def test_entry_points_name_the_argument_and_the_expected_shape():
+    net = _net()
+    with pytest.raises(ValueError, match=r"X must have shape \(batch_size, num_steps"):
+        net.encoder(torch.zeros(2, 3, 4, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"valid_lens must have shape \(2,\)"):
+        net.encoder(torch.zeros(2, 3, dtype=torch.long), torch.tensor([[1, 2]]))
+    with pytest.raises(ValueError, match="enc_outputs must have shape"):
+        net.decoder.init_state(torch.zeros(2, 3, 7))
+    with pytest.raises(ValueError, match="enc_valid_lens must have shape"):
+        net.decoder.init_state(torch.zeros(2, 3, 32), torch.tensor([3]))
+    state = net.decoder.init_state(torch.zeros(2, 3, 32))
+    with pytest.raises(ValueError, match=r"T <= max_len - offset = 1000"):
+        net.decoder(torch.zeros(2, 1001, dtype=torch.long), state)
 
 
 def test_shared_embeddings_and_tied_output():
-    net = d2l.transformer(50, 50, 16, 32, 2, 1, 0.0, share_embeddings=True, tie_output=True)
+    net = d2l.make_transformer(50, 50, 16, 32, 2, 1, 0.0, share_embeddings=True, tie_output=True)
     assert net.encoder.embedding is net.decoder.embedding
     assert net.decoder.dense.weight is net.decoder.embedding.weight
-    untied = d2l.transformer(50, 50, 16, 32, 2, 1, 0.0)
+    untied = d2l.make_transformer(50, 50, 16, 32, 2, 1, 0.0)
     assert d2l.num_parameters(untied) - d2l.num_parameters(net) == 2 * 50 * 16
     with pytest.raises(ValueError, match="src_vocab_size must equal"):
-        d2l.transformer(50, 60, 16, 32, 2, 1, 0.0, share_embeddings=True)
+        d2l.make_transformer(50, 60, 16, 32, 2, 1, 0.0, share_embeddings=True)
+
+
+def test_transformer_config_builds_the_model_and_checks_its_fields():
+    config = d2l.TransformerConfig(20, 30, num_hiddens=16, ffn_num_hiddens=32, num_heads=2,
+                                   num_layers=3, dropout=0.0, norm_first=True)
+    net = config.build()
+    assert net.config is config and len(net.decoder.blks) == 3
+    assert [blk.layer_idx for blk in net.decoder.blks] == [0, 1, 2]
+    assert net.decoder.blks[0].residual1.norm_first and net.encoder.embedding.num_embeddings == 20
+    assert d2l.make_transformer(20, 30, 16, 32, 2, 3, 0.0, norm_first=True).config == config
+    with pytest.raises(TypeError, match="num_layers must be a non-negative int"):
+        d2l.TransformerConfig(20, 30, num_layers=2.0)
+    with pytest.raises(ValueError, match="num_heads must divide num_hiddens = 16"):
+        d2l.TransformerConfig(20, 30, num_hiddens=16, num_heads=3)
+    with pytest.raises(ValueError, match="dropout must be in"):
+        d2l.TransformerConfig(20, 30, dropout=1.0)
 
 
 def test_transformer_base_is_the_papers_configuration():
-    net = d2l.transformer_base()
+    config = d2l.transformer_base()
+    assert isinstance(config, d2l.TransformerConfig) and config.share_embeddings
+    assert d2l.transformer_base(100, num_layers=2).num_layers == 2
+    net = config.build()
     assert len(net.encoder.blks) == len(net.decoder.blks) == 6
     assert net.encoder.embedding.weight.shape == (37000, 512)
     blk = net.encoder.blks[0]
     assert blk.attention.num_heads == 8 and blk.ffn.dense1.out_features == 2048
-    assert blk.addnorm1.dropout.p == 0.1
+    assert blk.residual1.addnorm.dropout.p == 0.1
     n = d2l.num_parameters(net)
     assert 60e6 < n < 66e6  # the paper reports 65M for base (Table 3)
 
@@ -192,5 +289,5 @@ def test_decoder_and_encoder_decoder_built_by_hand_like_d2l():
     assert logits.shape == (2, 4, 30)
     state2 = dec.init_state(enc(X, valid), valid)
     torch.testing.assert_close(dec(Y, state2)[0], logits)
-    blk = d2l.DecoderBlock(16, 32, 4, 0.0, 0)
-    assert blk.i == 0
+    blk = d2l.DecoderBlock(16, 32, 4, 0.0, 1)
+    assert blk.layer_idx == 1

@@ -1,4 +1,4 @@
-"""Tests of d2lmini.utils and d2lmini.plot."""
+"""Tests of d2lmini.utils and d2lmini.plotting."""
 
 import random
 import time
@@ -74,10 +74,40 @@ def test_animator_collects_points():
     assert anim.X == [[0.0, 1.0, 2.0]] and anim.Y[0][-1] == 1.0
 
 
-def test_use_svg_display_and_set_figsize():
-    d2l.set_figsize((2, 1))
+def test_use_svg_display_and_set_figsize(monkeypatch):
+    from matplotlib_inline import backend_inline
+    formats = []
+    monkeypatch.setattr(backend_inline, "set_matplotlib_formats",
+                        lambda *fmts, **kw: formats.extend(fmts))
+    d2l.set_figsize((2, 1))  # calls use_svg_display
     import matplotlib.pyplot as plt
     assert tuple(plt.rcParams["figure.figsize"]) == (2, 1)
+    assert formats == ["svg"]  # Jupyter is asked for SVG figures
+
+
+def test_argument_checks_raise_type_and_value_errors():
+    assert d2l.check_positive_int(3, "n") == 3
+    with pytest.raises(TypeError, match="n must be a positive int; got float 2.0"):
+        d2l.check_positive_int(2.0, "n")
+    with pytest.raises(TypeError, match="n must be a positive int; got bool True"):
+        d2l.check_positive_int(True, "n")
+    with pytest.raises(ValueError, match="n must be a positive int; got 0"):
+        d2l.check_positive_int(0, "n")
+    assert d2l.check_non_negative_int(0, "seed") == 0
+    with pytest.raises(ValueError, match="seed must be a non-negative int; got -1"):
+        d2l.set_seed(-1)
+    with pytest.raises(TypeError, match="n must be a positive int"):
+        d2l.Accumulator(1.5)
+
+
+def test_in_notebook_is_false_outside_a_kernel(monkeypatch):
+    assert d2l.in_notebook() is False
+    import IPython
+
+    class ZMQInteractiveShell:  # the class name is what identifies a Jupyter kernel
+        pass
+    monkeypatch.setattr(IPython, "get_ipython", lambda: ZMQInteractiveShell())
+    assert d2l.in_notebook() is True
 
 
 def test_set_axes_applies_every_setting():

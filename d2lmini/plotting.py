@@ -21,6 +21,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from .utils import in_notebook
+
 __all__ = ["use_svg_display", "set_figsize", "set_axes", "plot", "show_heatmaps", "Animator",
            "LANG_ENV", "plot_language", "label"]
 
@@ -230,14 +232,9 @@ class Animator:
         self.Y: list[list[float]] | None = None
         self.fmts = fmts
         self._display = None
-        try:
-            from IPython import get_ipython
-            shell = get_ipython()
-            if shell is not None and type(shell).__name__ == "ZMQInteractiveShell":
-                from IPython import display
-                self._display = display
-        except ImportError:  # pragma: no cover
-            pass
+        if in_notebook():
+            from IPython import display
+            self._display = display
         if self._display is not None or matplotlib.get_backend().lower() == "agg":
             plt.close(self.fig)  # we display it ourselves; don't show it twice
 
