@@ -87,7 +87,8 @@ def master_notebook(lang: str, chapter: str, repo_url: str) -> nbformat.Notebook
         "generate": True,
         "tests": {"files": False, "ok_format": True},
     }
-    cells = exercises.otter_master_cells(segments, lang, config, exercises.first_number(src))
+    prefix, first = exercises.numbering(src)
+    cells = exercises.otter_master_cells(segments, lang, config, first, prefix)
     nb = export_notebooks.notebook(cells, src, lang, repo_url, extra=(OTTER_REQUIREMENT,),
                                    name=f"{chapter}.ipynb")
     # otter reads the configuration from the first cells: it must come before the install cell

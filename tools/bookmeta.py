@@ -32,6 +32,20 @@ def load_yaml(path: Path) -> dict:
         return yaml.safe_load(f) or {}
 
 
+def chapter_numbers(toc: dict | Path = TOC) -> dict[str, int]:
+    """The chapter number of every file in a ``numbered: true`` part of the table of contents
+    (1, 2, ... through the numbered parts, in order), as Sphinx numbers them; files in
+    unnumbered parts (the appendix, the back matter, the root page) are not in the dict."""
+    if not isinstance(toc, dict):
+        toc = load_yaml(toc)
+    numbers: dict[str, int] = {}
+    for part in toc.get("parts", []):
+        if part.get("numbered"):
+            for entry in part.get("chapters", []):
+                numbers[entry["file"]] = len(numbers) + 1
+    return numbers
+
+
 def toc_files(toc: dict | Path = TOC) -> list[str]:
     """Every file name of a jb-book ``_toc.yml`` (a parsed dict or a path), root first."""
     if not isinstance(toc, dict):

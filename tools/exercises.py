@@ -55,7 +55,7 @@ class Segment:
 @dataclass
 class Exercise:
     label: str
-    number: int
+    number: str  # as on the web site: '6.2' in a chapter, '3' in the appendix
     text: str
     gated: bool
     solution: list[Segment]
@@ -150,27 +150,34 @@ def _markdown_segments(text: str) -> list[Segment]:
     return out
 
 
-def first_number(path: Path) -> int:
-    """The number of the page's first exercise: sphinx-exercise numbers the exercises through
-    the whole book, in the order of the table of contents (the notebooks use the same numbers
-    as the web site and the PDF)."""
-    from bookmeta import toc_files
+def numbering(path: Path) -> tuple[str, int]:
+    """How the page's exercises are numbered on the web site and in the PDF: ``(prefix, first)``.
 
+    The chapters are numbered (``_toc.yml``), so Sphinx numbers their exercises per chapter like
+    their figures and equations: chapter 6's are 6.1, 6.2, ... (``("6.", 1)``). Pages outside the
+    numbered part (the appendix) share one counter in the order of the table of contents
+    (``("", first)``). The notebooks use the same numbers as the site and the PDF.
+    """
+    from bookmeta import chapter_numbers, toc_files
+
+    chapters = chapter_numbers()
+    if path.stem in chapters:
+        return f"{chapters[path.stem]}.", 1
     names = toc_files()
     if path.stem not in names:
-        return 1
-    before = names[:names.index(path.stem)]
+        return "", 1
     count = 0
-    for name in before:
+    for name in names[:names.index(path.stem)]:
         page = path.parent / f"{name}.md"
-        if page.exists():
+        if name not in chapters and page.exists():
             count += sum(seg.kind == "exercise"
                          for seg in _markdown_segments(page.read_text(encoding="utf-8")))
-    return count + 1
+    return "", count + 1
 
 
-def exercises(segments: list[Segment], first: int = 1) -> list[Exercise]:
-    """The chapter's exercises, numbered from ``first``, with their solutions and tests."""
+def exercises(segments: list[Segment], first: int = 1, prefix: str = "") -> list[Exercise]:
+    """The chapter's exercises, numbered ``prefix`` + ``first``, ``first + 1``, ... (see
+    :func:`numbering`), with their solutions and tests."""
     found: list[Exercise] = []
     i = 0
     while i < len(segments):
@@ -178,7 +185,7 @@ def exercises(segments: list[Segment], first: int = 1) -> list[Exercise]:
         if seg.kind != "exercise":
             i += 1
             continue
-        ex = Exercise(seg.label, first + len(found), seg.text, False, [], [])
+        ex = Exercise(seg.label, f"{prefix}{first + len(found)}", seg.text, False, [], [])
         j = i + 1
         if j < len(segments) and segments[j].kind == "solution":
             ex.solution = [Segment("md", segments[j].text)]
@@ -316,8 +323,9 @@ class _Writer:
         return self.cells
 
 
-def _cells(segments: list[Segment], lang: str, *, solutions: bool, first: int) -> list:
-    exs = {ex.label: ex for ex in exercises(segments, first)}
+def _cells(segments: list[Segment], lang: str, *, solutions: bool, first: int,
+           prefix: str) -> list:
+    exs = {ex.label: ex for ex in exercises(segments, first, prefix)}
     out = _Writer(lang)
     i = 0
     while i < len(segments):
@@ -343,18 +351,19 @@ def _cells(segments: list[Segment], lang: str, *, solutions: bool, first: int) -
     return out.done()
 
 
-def full_cells(segments: list[Segment], lang: str, first: int = 1) -> list:
+def full_cells(segments: list[Segment], lang: str, first: int = 1, prefix: str = "") -> list:
     """The reader's notebook: the chapter with its solutions (collapsible when they are prose);
-    ``first``: the number of its first exercise (:func:`first_number`)."""
-    return _cells(segments, lang, solutions=True, first=first)
+    ``prefix``, ``first``: how its exercises are numbered (:func:`numbering`)."""
+    return _cells(segments, lang, solutions=True, first=first, prefix=prefix)
 
 
-def student_cells(segments: list[Segment], lang: str, first: int = 1) -> list:
+def student_cells(segments: list[Segment], lang: str, first: int = 1, prefix: str = "") -> list:
     """The student's notebook: every solution removed; graded exercises get an answer cell."""
-    return _cells(segments, lang, solutions=False, first=first)
+    return _cells(segments, lang, solutions=False, first=first, prefix=prefix)
 
 
-def otter_master_cells(segments: list[Segment], lang: str, config: dict, first: int = 1) -> list:
+def otter_master_cells(segments: list[Segment], lang: str, config: dict, first: int = 1,
+                       prefix: str = "") -> list:
     """The chapter in otter-grader's assignment format (``otter assign``).
 
     A graded exercise (one with tests) is a question: the exercise text, a prompt (the answer
@@ -363,7 +372,7 @@ def otter_master_cells(segments: list[Segment], lang: str, config: dict, first: 
     """
     import yaml
 
-    exs = {ex.label: ex for ex in exercises(segments, first)}
+    exs = {ex.label: ex for ex in exercises(segments, first, prefix)}
     out = _Writer(lang)
     out.cell(nbformat.v4.new_raw_cell(
         "# ASSIGNMENT CONFIG\n" + yaml.safe_dump(config, sort_keys=False, allow_unicode=True)))

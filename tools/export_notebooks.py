@@ -99,11 +99,11 @@ def export_chapter(src: Path, out: Path, lang: str, repo_url: str) -> list[Path]
     """Write the reader's notebook of the page ``src`` and, when it has exercises, the student's;
     return their paths."""
     _, segments = exercises.read_chapter(src)
-    first = exercises.first_number(src)
-    full = notebook(exercises.full_cells(segments, lang, first), src, lang, repo_url)
+    prefix, first = exercises.numbering(src)
+    full = notebook(exercises.full_cells(segments, lang, first, prefix), src, lang, repo_url)
     written = [write(full, out / lang / f"{src.stem}.ipynb")]
     if exercises.exercises(segments):
-        student = notebook(exercises.student_cells(segments, lang, first), src, lang, repo_url,
+        student = notebook(exercises.student_cells(segments, lang, first, prefix), src, lang, repo_url,
                            name=f"{lang}-{src.stem}-student.ipynb")
         written.append(write(student, out / lang / "student" / f"{src.stem}.ipynb"))
     return written

@@ -58,9 +58,10 @@ def write_zip(site: Path = SITE, dest: Path = ZIP_PATH) -> Path:
 
 
 def build_offline_copy(site: Path = SITE) -> Path:
-    """``_build/transformer-book-html.zip`` from the site, and a copy of it inside the site
-    (the landing page links to it there)."""
-    dest = write_zip(site, ZIP_PATH)
+    """``transformer-book-html.zip`` next to the site (``_build/`` for ``_build/html``; the
+    build directory of any other build), and a copy of it inside the site (the landing page
+    links to it there)."""
+    dest = write_zip(site, site.parent / ZIP_PATH.name)
     shutil.copyfile(dest, site / ZIP_PATH.name)
     return dest
 

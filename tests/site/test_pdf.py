@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 import pytest
+import exercises
 from bookmeta import load_yaml, pdf_name
 from bs4 import BeautifulSoup
 from built_book import BUILD, HTML, LANGS, ROOT, build, nothing_at_all_env, toc_files
@@ -146,10 +147,17 @@ def test_exercises_with_and_without_solutions(pdf_log, lang):
         for c in toc_files())
     assert full.count(SOLUTION_TITLE[lang]) == n_exercises
     assert SOLUTION_TITLE[lang] not in student
-    # the exercises themselves stay, numbered through the book as on the web site
+    # the exercises themselves stay, numbered as on the web site and in the notebooks:
+    # per chapter (6.1, 6.2, ...), and through the appendix (1, 2, ...)
     label = "练习" if lang == "zh" else "Exercise"
-    numbers = {int(n) for n in re.findall(rf"{label} (\d+)", student)}
-    assert set(range(1, n_exercises + 1)) <= numbers
+    numbers = set(re.findall(rf"{label} (\d+(?:\.\d+)?)", student))
+    expected = set()
+    for c in toc_files():
+        page = ROOT / "book" / lang / f"{c}.md"
+        prefix, first = exercises.numbering(page)
+        count = page.read_text(encoding="utf-8").count("{exercise}")
+        expected |= {f"{prefix}{first + k}" for k in range(count)}
+    assert len(expected) == n_exercises and expected <= numbers, sorted(expected - numbers)
 
 
 def _tex_images(lang: str) -> dict[str, set[str]]:
