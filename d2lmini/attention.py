@@ -197,7 +197,7 @@ class MultiHeadAttention(nn.Module):
             raise ValueError(f"queries (B, Q, d_q), keys (B, K, d_k) and values (B, K, d_v) "
                              f"must agree on B and K; got {queries.shape}, {keys.shape}, "
                              f"{values.shape}")
-        if queries is keys and keys is values:  # self-attention: one fused projection
+        if queries is keys and keys is values:  # self-attention: project_qkv
             q, k, v = self.project_qkv(queries)
         else:
             q = self.split_heads(self.W_q(queries))
@@ -209,8 +209,13 @@ class MultiHeadAttention(nn.Module):
         return X.unflatten(-1, (self.num_heads, -1)).transpose(1, 2)
 
     def project_qkv(self, X: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        """Self-attention's projections of X ``(B, T, d)``, in one matrix product:
-        q, k, v of shape ``(B, h, T, d_h)`` each."""
+        """Self-attention's projections of X ``(B, T, d)``, in one matrix product when
+        gradients are recorded: q, k, v of shape ``(B, h, T, d_h)`` each."""
+        if not torch.is_grad_enabled():
+            # Stacking the weights copies all three matrices. That pays for itself in
+            # training (one product forward, one backward) but not when decoding one token at
+            # a time, where the copy costs more than the two extra products it saves.
+            return tuple(self.split_heads(W(X)) for W in (self.W_q, self.W_k, self.W_v))
         W = torch.cat([self.W_q.weight, self.W_k.weight, self.W_v.weight])
         b = (None if self.W_q.bias is None
              else torch.cat([self.W_q.bias, self.W_k.bias, self.W_v.bias]))
