@@ -1,0 +1,264 @@
+"""Plotting helpers with d2l's names: line plots, attention heat maps, a live animator; and
+labels in the reader's language.
+
+The book has a Chinese and an English edition whose code cells are identical. A plot label is
+therefore written in both languages, ``d2l.label("sequence length", "序列长度")``, and the
+environment variable ``D2LMINI_LANG`` (``zh`` or ``en``, default ``en``), which the book build
+and the exported notebooks set, picks one. Chinese labels need a font with Chinese glyphs: the
+first call that returns a Chinese label puts such a font (Noto Sans CJK, Source Han Sans, …) after
+matplotlib's default in the font fallback list; where no such font is installed, the labels stay
+English and one warning says why (never boxes in place of characters).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Any, Sequence
+
+import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from .utils import in_notebook
+
+__all__ = ["use_svg_display", "set_figsize", "set_axes", "plot", "show_heatmaps", "Animator",
+           "LANG_ENV", "plot_language", "label"]
+
+#: The environment variable that names the edition's language: ``zh`` or ``en``.
+LANG_ENV = "D2LMINI_LANG"
+_LANGS = ("en", "zh")
+#: Fonts with Chinese glyphs, most preferred first (Linux, macOS, Windows).
+CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "Source Han Sans CN",
+             "WenQuanYi Zen Hei", "WenQuanYi Micro Hei", "PingFang SC", "Heiti SC",
+             "Hiragino Sans GB", "Microsoft YaHei", "SimHei", "Noto Sans CJK JP",
+             "Noto Sans CJK TC")
+#: Substrings of the file names of such fonts, to find one installed after matplotlib's cache.
+_CJK_FILE_HINTS = ("notosanscjk", "sourcehansans", "wqy", "wenquanyi", "simhei", "msyh", "pingfang")
+_cjk_state: dict[str, Any] = {}  # "font": the CJK font put into matplotlib's fallback list
+
+
+def plot_language() -> str:
+    """The language of plot labels, ``"zh"`` or ``"en"``, from ``$D2LMINI_LANG`` (default en)."""
+    value = os.environ.get(LANG_ENV, "en").strip().lower() or "en"
+    if value.startswith("zh"):  # zh, zh-CN, zh_CN
+        return "zh"
+    if value.startswith("en"):
+        return "en"
+    raise ValueError(f"{LANG_ENV} must be 'zh' or 'en'; got {value!r}")
+
+
+def _cjk_font() -> str | None:
+    """Make matplotlib fall back to an installed CJK font; return its name, or None."""
+    if "font" not in _cjk_state:
+        from matplotlib import font_manager
+
+        installed = {f.name for f in font_manager.fontManager.ttflist}
+        font = next((name for name in CJK_FONTS if name in installed), None)
+        if font is None:  # installed after matplotlib built its font cache (e.g. in Colab)
+            for path in font_manager.findSystemFonts():
+                if any(k in os.path.basename(path).lower() for k in _CJK_FILE_HINTS):
+                    try:
+                        font_manager.fontManager.addfont(path)
+                    except (OSError, RuntimeError, ValueError):
+                        continue
+            installed = {f.name for f in font_manager.fontManager.ttflist}
+            font = next((name for name in CJK_FONTS if name in installed), None)
+        if font is None:
+            warnings.warn(
+                f"{LANG_ENV}=zh but no font with Chinese characters is installed (looked for "
+                f"{', '.join(CJK_FONTS[:3])}, ...); plot labels stay in English. On Debian or "
+                "Ubuntu: apt install fonts-noto-cjk, then restart the kernel.", stacklevel=3)
+        else:
+            # matplotlib falls back glyph by glyph along font.family: Latin letters, digits and
+            # math symbols come from the default font, Chinese characters from the CJK font
+            family = [n for n in plt.rcParams["font.family"] if n != font]
+            plt.rcParams["font.family"] = family + [font]
+        _cjk_state["font"] = font
+    return _cjk_state["font"]
+
+
+def label(en: str | Sequence[str], zh: str | Sequence[str]) -> Any:
+    """A plot label (or a list of labels) in the language of the edition.
+
+    ``en`` and ``zh`` are the same text in English and in Chinese (two strings, or two lists of
+    the same length for a legend). Returns ``zh`` when ``$D2LMINI_LANG`` is ``zh`` and a CJK font
+    is available (after adding it to matplotlib's fonts), otherwise ``en``.
+    """
+    both_str = isinstance(en, str) and isinstance(zh, str)
+    both_seq = (not isinstance(en, str) and not isinstance(zh, str)
+                and isinstance(en, Sequence) and isinstance(zh, Sequence))
+    if not (both_str or both_seq):
+        raise TypeError("label(en, zh) takes two strings or two lists of strings; got "
+                        f"{type(en).__name__} and {type(zh).__name__}")
+    if both_seq and len(en) != len(zh):
+        raise ValueError(f"en and zh must have the same length; got {len(en)} and {len(zh)}")
+    if plot_language() == "zh" and _cjk_font() is not None:
+        return zh if both_str else list(zh)
+    return en if both_str else list(en)
+
+
+def use_svg_display() -> None:
+    """Show figures as SVG in Jupyter (sharp at any zoom); a no-op outside IPython.
+
+    With ``$D2LMINI_LANG=zh`` it also puts a CJK font into matplotlib's fonts, so that every
+    figure created afterwards can show Chinese labels (text objects keep the fonts they were
+    created with).
+    """
+    if plot_language() == "zh":
+        _cjk_font()
+    try:
+        from matplotlib_inline import backend_inline
+    except ImportError:  # pragma: no cover
+        return
+    backend_inline.set_matplotlib_formats("svg")
+
+
+def set_figsize(figsize: tuple[float, float] = (3.5, 2.5)) -> None:
+    """Set the default figure size (inches) of matplotlib."""
+    use_svg_display()
+    plt.rcParams["figure.figsize"] = figsize
+
+
+def set_axes(axes: Any, xlabel: str | None, ylabel: str | None, xlim: Any, ylim: Any,
+             xscale: str, yscale: str, legend: Sequence[str] | None) -> None:
+    """Set labels, limits, scales, legend and grid of matplotlib ``axes``."""
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    axes.set_xscale(xscale)
+    axes.set_yscale(yscale)
+    axes.set_xlim(xlim)
+    axes.set_ylim(ylim)
+    if legend:
+        axes.legend(legend)
+    axes.grid(True)
+
+
+def _to_numpy(a: Any) -> Any:
+    if isinstance(a, torch.Tensor):
+        return a.detach().cpu().numpy()
+    return a
+
+
+def plot(X: Any, Y: Any = None, xlabel: str | None = None, ylabel: str | None = None,
+         legend: Sequence[str] | None = None, xlim: Any = None, ylim: Any = None,
+         xscale: str = "linear", yscale: str = "linear",
+         fmts: Sequence[str] = ("-", "m--", "g-.", "r:"),
+         figsize: tuple[float, float] = (3.5, 2.5), axes: Any = None) -> Any:
+    """Plot one or several curves (d2l's ``plot``).
+
+    ``X`` and ``Y`` are a 1-D sequence/array/tensor or a list of them; with ``Y=None`` the
+    values of ``X`` are plotted against their indices. Returns the axes.
+    """
+    if legend is None:
+        legend = []
+    set_figsize(figsize)
+    axes = axes if axes is not None else plt.gca()
+
+    def has_one_axis(v):  # True if v is a single curve
+        v = _to_numpy(v)
+        return (hasattr(v, "ndim") and v.ndim == 1
+                or isinstance(v, list) and not hasattr(_to_numpy(v[0]), "__len__"))
+
+    if has_one_axis(X):
+        X = [X]
+    if Y is None:
+        X, Y = [[]] * len(X), X
+    elif has_one_axis(Y):
+        Y = [Y]
+    if len(X) != len(Y):
+        X = X * len(Y)
+    axes.cla()
+    for x, y, fmt in zip(X, Y, fmts * (len(Y) // len(fmts) + 1)):
+        x, y = _to_numpy(x), _to_numpy(y)
+        if len(x):
+            axes.plot(x, y, fmt)
+        else:
+            axes.plot(y, fmt)
+    set_axes(axes, xlabel, ylabel, xlim, ylim, xscale, yscale, legend)
+    return axes
+
+
+def show_heatmaps(matrices: Any, xlabel: str, ylabel: str,
+                  titles: Sequence[str] | None = None,
+                  figsize: tuple[float, float] = (2.5, 2.5), cmap: str = "Reds") -> Any:
+    """Draw a grid of heat maps.
+
+    ``matrices`` has shape ``(num_rows, num_cols, Q, K)`` (tensor or array), e.g. attention
+    weights of several layers (rows) and heads (columns). Returns the figure.
+    """
+    matrices = np.asarray(_to_numpy(matrices))
+    if matrices.ndim != 4:
+        raise ValueError(
+            "matrices must have shape (num_rows, num_cols, num_queries, num_keys); got "
+            f"{matrices.shape}"
+        )
+    use_svg_display()
+    num_rows, num_cols = matrices.shape[:2]
+    fig, axes = plt.subplots(num_rows, num_cols, figsize=figsize, sharex=True, sharey=True,
+                             squeeze=False)
+    pcm = None
+    for i, (row_axes, row_matrices) in enumerate(zip(axes, matrices)):
+        for j, (ax, matrix) in enumerate(zip(row_axes, row_matrices)):
+            pcm = ax.imshow(matrix, cmap=cmap)
+            if i == num_rows - 1:
+                ax.set_xlabel(xlabel)
+            if j == 0:
+                ax.set_ylabel(ylabel)
+            if titles:
+                ax.set_title(titles[j])
+    fig.colorbar(pcm, ax=axes, shrink=0.6)
+    return fig
+
+
+class Animator:
+    """Draw data incrementally (d2l's ``Animator``): live in a Jupyter notebook, silent
+    elsewhere (the figure is kept in ``self.fig``)."""
+
+    def __init__(self, xlabel: str | None = None, ylabel: str | None = None,
+                 legend: Sequence[str] | None = None, xlim: Any = None, ylim: Any = None,
+                 xscale: str = "linear", yscale: str = "linear",
+                 fmts: Sequence[str] = ("-", "m--", "g-.", "r:"), nrows: int = 1,
+                 ncols: int = 1, figsize: tuple[float, float] = (3.5, 2.5)) -> None:
+        if legend is None:
+            legend = []
+        use_svg_display()
+        self.fig, axes = plt.subplots(nrows, ncols, figsize=figsize, squeeze=False)
+        self.axes = axes.ravel()
+        self.config_axes = lambda: set_axes(self.axes[0], xlabel, ylabel, xlim, ylim,
+                                            xscale, yscale, legend)
+        self.X: list[list[float]] | None = None
+        self.Y: list[list[float]] | None = None
+        self.fmts = fmts
+        self._display = None
+        if in_notebook():
+            from IPython import display
+            self._display = display
+        if self._display is not None or matplotlib.get_backend().lower() == "agg":
+            plt.close(self.fig)  # we display it ourselves; don't show it twice
+
+    def add(self, x: Any, y: Any) -> None:
+        """Add one point per curve: ``x`` a number or list, ``y`` a number or list."""
+        if not hasattr(y, "__len__"):
+            y = [y]
+        n = len(y)
+        if not hasattr(x, "__len__"):
+            x = [x] * n
+        if self.X is None:
+            self.X = [[] for _ in range(n)]
+        if self.Y is None:
+            self.Y = [[] for _ in range(n)]
+        for i, (a, b) in enumerate(zip(x, y)):
+            if a is not None and b is not None:
+                self.X[i].append(float(a))
+                self.Y[i].append(float(b))
+        self.axes[0].cla()
+        for x_i, y_i, fmt in zip(self.X, self.Y, self.fmts):
+            self.axes[0].plot(x_i, y_i, fmt)
+        self.config_axes()
+        if self._display is not None:
+            # clear first (lazily: when the new figure arrives), so that the last figure
+            # stays in the cell's output together with anything printed afterwards
+            self._display.clear_output(wait=True)
+            self._display.display(self.fig)
