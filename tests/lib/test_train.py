@@ -1,6 +1,7 @@
 """Tests of d2lmini.train: masking, loss, clipping, the training step and loop, BLEU, schedule."""
 
 import math
+import re
 
 import pytest
 import torch
@@ -280,3 +281,38 @@ def test_teacher_forcing_cuts_padding_columns_without_changing_the_loss():
     assert widths == [(5, 4)]
     assert int(n) == 8
     torch.testing.assert_close(l, full, atol=1e-5, rtol=1e-5)
+
+
+def test_average_checkpoints_is_the_mean_and_keeps_integer_buffers():
+    a = {"w": torch.tensor([1.0, 2.0]), "n": torch.tensor(3)}
+    b = {"w": torch.tensor([3.0, 6.0]), "n": torch.tensor(7)}
+    avg = d2l.average_checkpoints([a, b])
+    assert torch.equal(avg["w"], torch.tensor([2.0, 4.0]))
+    assert avg["w"].dtype == torch.float32
+    assert torch.equal(avg["n"], torch.tensor(7))  # from the last checkpoint
+    assert d2l.average_checkpoints([a])["w"] is not a["w"]  # a copy, not the input
+
+
+def test_average_checkpoints_of_a_model_loads_back():
+    torch.manual_seed(0)
+    net = d2l.make_transformer(11, 13, 16, 32, 2, 1, 0.0)
+    first = {k: v.clone() for k, v in net.state_dict().items()}
+    with torch.no_grad():
+        for p in net.parameters():
+            p.add_(1.0)
+    avg = d2l.average_checkpoints([first, net.state_dict()])
+    net.load_state_dict(avg)
+    for name, p in net.named_parameters():
+        torch.testing.assert_close(p, first[name] + 0.5)
+
+
+@pytest.mark.parametrize("bad, error, word", [
+    ([], ValueError, "at least one"),
+    ({"w": torch.zeros(2)}, TypeError, "state_dicts"),
+    ([{"w": [1.0]}], TypeError, "state_dicts[0]"),
+    ([{"w": torch.zeros(2)}, {"v": torch.zeros(2)}], ValueError, "keys"),
+    ([{"w": torch.zeros(2)}, {"w": torch.zeros(3)}], ValueError, "shape"),
+])
+def test_average_checkpoints_rejects_bad_input(bad, error, word):
+    with pytest.raises(error, match=re.escape(word)):
+        d2l.average_checkpoints(bad)
