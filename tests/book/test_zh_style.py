@@ -92,3 +92,22 @@ def test_comment_check_can_fail():
            "z = 3  # 每个头一行\n"
            "w = 4  # “……and it was tired”\n")
     assert english_comments(src) == [(2, "# the same input at two positions")]
+
+
+def test_zh_prose_has_no_hard_line_breaks():
+    """One paragraph per line in the zh chapters: a line break inside a Chinese sentence shows
+    as a stray space on the page and as a broken line in the exported notebook.
+    ``python tools/zh_prose.py --write`` joins them."""
+    import zh_prose
+
+    found = {p.name: zh_prose.hard_breaks(p.read_text(encoding="utf-8"))
+             for p in sorted((BOOK / "zh").glob("*.md"))}
+    assert not {k: v for k, v in found.items() if v}, found
+
+
+def test_hard_break_check_can_fail():
+    import zh_prose
+
+    text = "注意力把每个位置\n与其他位置联系起来。\n\n```{code-cell} ipython3\n# 代码\nx = 1\n```\n"
+    assert zh_prose.hard_breaks(text) == [1]
+    assert zh_prose.join_breaks(text).startswith("注意力把每个位置与其他位置联系起来。\n")
