@@ -6,10 +6,10 @@ exists, so that readers of d2l feel at home; every public name is exported here:
     import d2lmini as d2l
 """
 
-from importlib import import_module as _import_module
-
 __version__ = "0.1.0"  # first: the data modules name it in their announcements
 
+from . import (attention, cache, data, datahub, decode, distributed, grammar,  # noqa: E402
+               metrics, plotting, text8, train, transformer, utils)
 from .utils import *  # noqa: F401,F403,E402
 from .attention import *  # noqa: F401,F403,E402
 from .transformer import *  # noqa: F401,F403,E402
@@ -18,15 +18,14 @@ from .data import *  # noqa: F401,F403,E402
 from .grammar import *  # noqa: F401,F403,E402
 from .text8 import *  # noqa: F401,F403,E402
 from .train import *  # noqa: F401,F403,E402
-from .plot import *  # noqa: F401,F403,E402
+from .decode import *  # noqa: F401,F403,E402
+from .metrics import *  # noqa: F401,F403,E402
+from .plotting import *  # noqa: F401,F403,E402
 from .distributed import *  # noqa: F401,F403,E402
+from .cache import *  # noqa: F401,F403,E402
 
-#: Modules by concept, in the order the book introduces them. (``d2lmini.plot`` and
-#: ``d2lmini.transformer`` are functions; the modules stay reachable through ``MODULES``.)
-MODULES = tuple(
-    _import_module(f"{__name__}.{name}")
-    for name in ("utils", "attention", "transformer", "datahub", "data", "grammar", "text8",
-                 "train", "plot", "distributed")
-)
+#: The modules by concept, in the order the book introduces them.
+MODULES = (utils, attention, transformer, datahub, data, grammar, text8, train, decode,
+           metrics, plotting, distributed, cache)
 
 __all__ = [name for module in MODULES for name in module.__all__]

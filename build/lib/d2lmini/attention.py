@@ -1,7 +1,9 @@
 """Attention: masked softmax, additive and scaled dot-product attention, multi-head attention.
 
 Shape conventions (d2l's): ``B`` batch size, ``Q`` number of queries, ``K`` number of
-key-value pairs, ``h`` number of heads, ``d`` feature size.
+key-value pairs, ``h`` number of heads, ``d`` feature size, ``d_h = d / h`` the size of one
+head. Multi-head attention keeps the heads as an axis of their own, ``(B, h, T, d_h)``: the
+layout ``F.scaled_dot_product_attention`` and a decoder's key-value cache want.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 
 __all__ = [
+    "lengths_to_mask",
     "masked_softmax",
     "AdditiveAttention",
     "DotProductAttention",
@@ -23,26 +26,15 @@ __all__ = [
 ]
 
 
-def _check_valid_lens(valid_lens: torch.Tensor | None, B: int, Q: int) -> None:
-    """Raise ``ValueError`` unless ``valid_lens`` is None, (B,) or (B, Q)."""
-    if valid_lens is None:
-        return
-    if not isinstance(valid_lens, torch.Tensor):
-        raise ValueError(
-            f"valid_lens must be a tensor of shape ({B},) or ({B}, {Q}); "
-            f"got {type(valid_lens).__name__}"
-        )
-    if tuple(valid_lens.shape) not in ((B,), (B, Q)):
-        raise ValueError(
-            f"valid_lens must have shape (batch_size,) = ({B},) or "
-            f"(batch_size, num_queries) = ({B}, {Q}); got {tuple(valid_lens.shape)}"
-        )
+def lengths_to_mask(lengths: torch.Tensor, size: int) -> torch.Tensor:
+    """Boolean mask that is True at the positions ``0 .. lengths - 1``.
 
+    lengths of any shape ``(...)`` -> mask ``(..., size)``: ``mask[..., j] = j < lengths[...]``.
+    The one place where valid lengths become a mask (masked softmax, attention, the loss).
 
-def _check_ndim(name: str, X: torch.Tensor, ndim: int, shape: str) -> None:
-    if not isinstance(X, torch.Tensor) or X.dim() != ndim:
-        got = tuple(X.shape) if isinstance(X, torch.Tensor) else type(X).__name__
-        raise ValueError(f"{name} must have shape {shape}; got {got}")
+    Taught in :ref:`sec-attention-pytorch-masked-softmax`.
+    """
+    return torch.arange(size, device=lengths.device) < lengths[..., None]
 
 
 def masked_softmax(X: torch.Tensor, valid_lens: torch.Tensor | None = None) -> torch.Tensor:
@@ -57,15 +49,17 @@ def masked_softmax(X: torch.Tensor, valid_lens: torch.Tensor | None = None) -> t
     Returns:
         Weights of shape ``(B, Q, K)``. Masked positions get exactly 0; a row whose valid
         length is 0 gets all-zero weights (it attends to nothing) rather than uniform ones.
+
+    Taught in :ref:`sec-attention-pytorch-masked-softmax`.
     """
-    _check_ndim("X", X, 3, "(batch_size, num_queries, num_keys)")
     if valid_lens is None:
         return F.softmax(X, dim=-1)
     B, Q, K = X.shape
-    _check_valid_lens(valid_lens, B, Q)
+    if valid_lens.shape not in ((B,), (B, Q)):
+        raise ValueError(f"valid_lens must have shape ({B},) or ({B}, {Q}); got {valid_lens.shape}")
     if valid_lens.dim() == 1:
         valid_lens = valid_lens[:, None]  # (B, 1): broadcast over the queries
-    keep = torch.arange(K, device=X.device) < valid_lens[..., None]  # (B, Q or 1, K)
+    keep = lengths_to_mask(valid_lens, K)  # (B, Q or 1, K)
     # The most negative finite number: exp(...) underflows to exactly 0 in every dtype.
     X = X.masked_fill(~keep, torch.finfo(X.dtype).min)
     # A row with nothing to keep comes out uniform; the product sets it to 0.
@@ -80,6 +74,12 @@ class AdditiveAttention(nn.Module):
         dropout: dropout probability applied to the attention weights.
         key_size, query_size: feature sizes of keys and queries; ``None`` infers them at the
             first call (lazy layers).
+
+    forward: queries ``(B, Q, d_q)``, keys ``(B, K, d_k)``, values ``(B, K, d_v)``, valid_lens
+    ``None``, ``(B,)`` or ``(B, Q)`` -> output ``(B, Q, d_v)``; ``self.attention_weights`` has
+    shape ``(B, Q, K)``.
+
+    Taught in :ref:`sec-attention-pytorch-additive`.
     """
 
     def __init__(self, num_hiddens: int, dropout: float, key_size: int | None = None,
@@ -95,10 +95,6 @@ class AdditiveAttention(nn.Module):
 
     def forward(self, queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
                 valid_lens: torch.Tensor | None = None) -> torch.Tensor:
-        """queries ``(B, Q, d_q)``, keys ``(B, K, d_k)``, values ``(B, K, d_v)``,
-        valid_lens ``None``, ``(B,)`` or ``(B, Q)`` -> output ``(B, Q, d_v)``;
-        ``self.attention_weights`` has shape ``(B, Q, K)``."""
-        _check_qkv(queries, keys, values, same_dim=False)
         queries, keys = self.W_q(queries), self.W_k(keys)
         # (B, Q, 1, h) + (B, 1, K, h) -> (B, Q, K, h): every query meets every key
         features = torch.tanh(queries.unsqueeze(2) + keys.unsqueeze(1))
@@ -107,33 +103,17 @@ class AdditiveAttention(nn.Module):
         return torch.bmm(self.dropout(self.attention_weights), values)
 
 
-def _check_qkv(queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
-               same_dim: bool) -> None:
-    _check_ndim("queries", queries, 3, "(batch_size, num_queries, d)")
-    _check_ndim("keys", keys, 3, "(batch_size, num_keys, d)")
-    _check_ndim("values", values, 3, "(batch_size, num_keys, d_v)")
-    if not (queries.shape[0] == keys.shape[0] == values.shape[0]):
-        raise ValueError(
-            "queries, keys and values must share the batch size; got "
-            f"{tuple(queries.shape)}, {tuple(keys.shape)}, {tuple(values.shape)}"
-        )
-    if keys.shape[1] != values.shape[1]:
-        raise ValueError(
-            "keys and values must have the same number of positions (dim 1); got "
-            f"keys {tuple(keys.shape)} and values {tuple(values.shape)}"
-        )
-    if same_dim and queries.shape[-1] != keys.shape[-1]:
-        raise ValueError(
-            "queries and keys must have the same feature size d for a dot product; got "
-            f"queries {tuple(queries.shape)} and keys {tuple(keys.shape)}"
-        )
-
-
 class DotProductAttention(nn.Module):
     """Scaled dot-product attention: ``softmax(Q K^T / sqrt(d)) V``.
 
     Args:
         dropout: dropout probability applied to the attention weights.
+
+    forward: queries ``(B, Q, d)``, keys ``(B, K, d)``, values ``(B, K, d_v)``, valid_lens
+    ``None``, ``(B,)`` or ``(B, Q)`` -> output ``(B, Q, d_v)``; ``self.attention_weights`` has
+    shape ``(B, Q, K)``.
+
+    Taught in :ref:`sec-attention-pytorch-scaled`.
     """
 
     def __init__(self, dropout: float, **kwargs) -> None:
@@ -143,10 +123,6 @@ class DotProductAttention(nn.Module):
 
     def forward(self, queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
                 valid_lens: torch.Tensor | None = None) -> torch.Tensor:
-        """queries ``(B, Q, d)``, keys ``(B, K, d)``, values ``(B, K, d_v)``,
-        valid_lens ``None``, ``(B,)`` or ``(B, Q)`` -> output ``(B, Q, d_v)``;
-        ``self.attention_weights`` has shape ``(B, Q, K)``."""
-        _check_qkv(queries, keys, values, same_dim=True)
         d = queries.shape[-1]
         scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)
         self.attention_weights = masked_softmax(scores, valid_lens)
@@ -154,25 +130,21 @@ class DotProductAttention(nn.Module):
 
 
 def transpose_qkv(X: torch.Tensor, num_heads: int) -> torch.Tensor:
-    """Split the last axis into heads: ``(B, T, num_hiddens)`` ->
-    ``(B * num_heads, T, num_hiddens / num_heads)``."""
-    _check_ndim("X", X, 3, "(batch_size, num_steps, num_hiddens)")
-    if X.shape[-1] % num_heads != 0:
-        raise ValueError(
-            f"X.shape[-1] = {X.shape[-1]} must be divisible by num_heads = {num_heads}"
-        )
+    """Fold the heads into the batch axis (d2l's layout):
+    ``(B, T, num_hiddens)`` -> ``(B * num_heads, T, num_hiddens / num_heads)``.
+
+    Taught in :ref:`sec-attention-pytorch-mha`.
+    """
     # (B, T, h, d_h) -> (B, h, T, d_h) -> (B * h, T, d_h)
     X = X.reshape(X.shape[0], X.shape[1], num_heads, -1).permute(0, 2, 1, 3)
     return X.reshape(-1, X.shape[2], X.shape[3])
 
 
 def transpose_output(X: torch.Tensor, num_heads: int) -> torch.Tensor:
-    """Undo :func:`transpose_qkv`: ``(B * num_heads, T, d_h)`` -> ``(B, T, num_heads * d_h)``."""
-    _check_ndim("X", X, 3, "(batch_size * num_heads, num_steps, head_size)")
-    if X.shape[0] % num_heads != 0:
-        raise ValueError(
-            f"X.shape[0] = {X.shape[0]} must be divisible by num_heads = {num_heads}"
-        )
+    """Undo :func:`transpose_qkv`: ``(B * num_heads, T, d_h)`` -> ``(B, T, num_heads * d_h)``.
+
+    Taught in :ref:`sec-attention-pytorch-mha`.
+    """
     # (B * h, T, d_h) -> (B, h, T, d_h) -> (B, T, h, d_h) -> (B, T, h * d_h)
     X = X.reshape(-1, num_heads, X.shape[1], X.shape[2]).permute(0, 2, 1, 3)
     return X.reshape(X.shape[0], X.shape[1], -1)
@@ -187,10 +159,17 @@ class MultiHeadAttention(nn.Module):
         num_heads: number of heads; must divide ``num_hiddens``.
         dropout: dropout probability on the attention weights.
         bias: whether the projections ``W_q, W_k, W_v, W_o`` have biases.
-        keep_weights: ``True`` computes the weights explicitly and keeps them in
-            ``self.attention_weights`` with shape ``(B, num_heads, Q, K)`` (for plotting);
-            ``False`` calls the fused ``F.scaled_dot_product_attention`` and keeps nothing.
+        keep_weights: ``True`` computes the weights explicitly (with
+            :class:`DotProductAttention`) and keeps them in ``self.attention_weights`` with
+            shape ``(B, num_heads, Q, K)`` (for plotting); ``False`` calls the fused
+            ``F.scaled_dot_product_attention`` and keeps nothing.
         query_size, key_size, value_size: input feature sizes (default ``num_hiddens``).
+
+    ``forward`` projects and attends. A decoder calls the steps itself: ``project_qkv``
+    (self-attention) or ``split_heads(W_q(...))`` and ``project_kv`` (cross-attention) give
+    heads of shape ``(B, h, T, d_h)``, which it may cache, and ``attend`` finishes.
+
+    Taught in :ref:`sec-attention-pytorch-mha`.
     """
 
     def __init__(self, num_hiddens: int, num_heads: int, dropout: float, bias: bool = False,
@@ -199,10 +178,8 @@ class MultiHeadAttention(nn.Module):
                  **kwargs) -> None:
         super().__init__(**kwargs)
         if num_heads < 1 or num_hiddens % num_heads != 0:
-            raise ValueError(
-                f"num_heads must be a positive divisor of num_hiddens; got num_heads="
-                f"{num_heads}, num_hiddens={num_hiddens}"
-            )
+            raise ValueError(f"num_heads must be a positive divisor of num_hiddens = "
+                             f"{num_hiddens}; got {num_heads}")
         self.num_heads = num_heads
         self.keep_weights = keep_weights
         self.attention = DotProductAttention(dropout)
@@ -216,60 +193,66 @@ class MultiHeadAttention(nn.Module):
                 valid_lens: torch.Tensor | None = None) -> torch.Tensor:
         """queries ``(B, Q, d_q)``, keys ``(B, K, d_k)``, values ``(B, K, d_v)``,
         valid_lens ``None``, ``(B,)`` or ``(B, Q)`` -> output ``(B, Q, num_hiddens)``."""
-        _check_qkv(queries, keys, values, same_dim=False)
+        if keys.shape[:2] != values.shape[:2] or queries.shape[0] != keys.shape[0]:
+            raise ValueError(f"queries (B, Q, d_q), keys (B, K, d_k) and values (B, K, d_v) "
+                             f"must agree on B and K; got {queries.shape}, {keys.shape}, "
+                             f"{values.shape}")
         if queries is keys and keys is values:  # self-attention: one fused projection
-            W = torch.cat([self.W_q.weight, self.W_k.weight, self.W_v.weight])
-            b = (None if self.W_q.bias is None else
-                 torch.cat([self.W_q.bias, self.W_k.bias, self.W_v.bias]))
-            q, k, v = F.linear(queries, W, b).chunk(3, dim=-1)
-            q, k, v = (transpose_qkv(t, self.num_heads) for t in (q, k, v))
+            q, k, v = self.project_qkv(queries)
         else:
-            q = transpose_qkv(self.W_q(queries), self.num_heads)
+            q = self.split_heads(self.W_q(queries))
             k, v = self.project_kv(keys, values)
         return self.attend(q, k, v, valid_lens)
 
+    def split_heads(self, X: torch.Tensor) -> torch.Tensor:
+        """``(B, T, num_hiddens)`` -> ``(B, h, T, d_h)``: the heads as an axis of their own."""
+        return X.unflatten(-1, (self.num_heads, -1)).transpose(1, 2)
+
+    def project_qkv(self, X: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """Self-attention's projections of X ``(B, T, d)``, in one matrix product:
+        q, k, v of shape ``(B, h, T, d_h)`` each."""
+        W = torch.cat([self.W_q.weight, self.W_k.weight, self.W_v.weight])
+        b = (None if self.W_q.bias is None
+             else torch.cat([self.W_q.bias, self.W_k.bias, self.W_v.bias]))
+        qkv = F.linear(X, W, b).unflatten(-1, (3, self.num_heads, -1))  # (B, T, 3, h, d_h)
+        return qkv.permute(2, 0, 3, 1, 4).unbind(0)  # 3 x (B, h, T, d_h)
+
     def project_kv(self, keys: torch.Tensor,
                    values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Project and split keys ``(B, K, d_k)`` and values ``(B, K, d_v)`` into heads:
-        two tensors of shape ``(B * num_heads, K, d_h)``. A decoder caches these."""
-        if keys is values:  # one matmul for both projections
-            W = torch.cat([self.W_k.weight, self.W_v.weight])
-            b = None if self.W_k.bias is None else torch.cat([self.W_k.bias, self.W_v.bias])
-            k, v = F.linear(keys, W, b).chunk(2, dim=-1)
-        else:
-            k, v = self.W_k(keys), self.W_v(values)
-        return transpose_qkv(k, self.num_heads), transpose_qkv(v, self.num_heads)
+        """Project keys ``(B, K, d_k)`` and values ``(B, K, d_v)`` and split them into heads:
+        two tensors of shape ``(B, h, K, d_h)``. A decoder caches these."""
+        return self.split_heads(self.W_k(keys)), self.split_heads(self.W_v(values))
 
     def attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-               valid_lens: torch.Tensor | None = None) -> torch.Tensor:
-        """Attend with already projected heads and apply ``W_o``.
+               valid_lens: torch.Tensor | None = None, is_causal: bool = False) -> torch.Tensor:
+        """Attend with projected heads and apply ``W_o``.
 
-        q ``(B * h, Q, d_h)``, k and v ``(B * h, K, d_h)``, valid_lens ``None``, ``(B,)``
-        or ``(B, Q)`` -> output ``(B, Q, num_hiddens)``.
+        q ``(B, h, Q, d_h)``, k and v ``(B, h, K, d_h)``, valid_lens ``None``, ``(B,)`` or
+        ``(B, Q)`` -> output ``(B, Q, num_hiddens)``. ``is_causal=True`` (with ``Q == K`` and
+        no valid_lens) lets query ``i`` see keys ``0 .. i`` only.
         """
-        h = self.num_heads
-        B, Q, K = q.shape[0] // h, q.shape[1], k.shape[1]
-        _check_valid_lens(valid_lens, B, Q)
-        if self.keep_weights:
+        B, h, Q, K = *q.shape[:3], k.shape[2]
+        if self.keep_weights:  # the explicit path: (B * h, T, d_h) batches, weights kept
+            if is_causal:  # query i sees keys 0 .. i: valid lengths 1, 2, ..., Q
+                valid_lens = torch.arange(1, Q + 1, device=q.device).expand(B, Q)
             if valid_lens is not None:  # one copy of the lengths per head: (B*h,) or (B*h, Q)
                 valid_lens = torch.repeat_interleave(valid_lens, repeats=h, dim=0)
-            output = self.attention(q, k, v, valid_lens)
+            output = self.attention(q.flatten(0, 1), k.flatten(0, 1), v.flatten(0, 1),
+                                    valid_lens).unflatten(0, (B, h))
             self.attention_weights = self.attention.attention_weights.reshape(B, h, Q, K)
-        else:
+        else:  # the fused kernel; nothing kept
             mask = None
             if valid_lens is not None:  # one mask for all heads: (B, 1, 1, K) or (B, 1, Q, K)
                 lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens
-                mask = (torch.arange(K, device=q.device) < lens[..., None])[:, None]
-            # Heads as their own axis, (B, h, T, d_h): SDPA picks its fast kernels only for
-            # 4-D inputs (3-D ones get the reference "math" kernel).
-            q, k, v = (t.reshape(B, h, t.shape[1], t.shape[2]) for t in (q, k, v))
+                mask = lengths_to_mask(lens, K)[:, None]
             p = self.attention.dropout.p if self.training else 0.0
-            output = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)
+            output = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p,
+                                                    is_causal=is_causal)
             if mask is not None:  # a query with no valid key attends to nothing
                 output = output.masked_fill(~mask.any(-1, keepdim=True), 0.0)
-            output = output.reshape(B * h, Q, output.shape[-1])
             self.attention_weights = None
-        return self.W_o(transpose_output(output, h))
+        # (B, h, Q, d_h) -> (B, Q, h, d_h) -> (B, Q, h * d_h)
+        return self.W_o(output.transpose(1, 2).flatten(2))
 
 
 class keep_attention_weights:
@@ -285,7 +268,7 @@ class keep_attention_weights:
 
     def __init__(self, module: nn.Module, flag: bool = True) -> None:
         if not isinstance(module, nn.Module):
-            raise ValueError(f"module must be a torch.nn.Module; got {type(module).__name__}")
+            raise TypeError(f"module must be a torch.nn.Module; got {type(module).__name__}")
         self._saved = [(m, m.keep_weights) for m in module.modules()
                        if isinstance(m, MultiHeadAttention)]
         for m, _ in self._saved:

@@ -17,6 +17,7 @@ What makes a run with N processes equal to one process on the same global batch:
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from pathlib import Path
@@ -30,11 +31,11 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, Dataset, DistributedSampler, TensorDataset
 
 from .attention import keep_attention_weights
-from .utils import check_positive_int as _check_positive_int
-from .train import (MaskedSoftmaxCELoss, TrainResult, _adam, _teacher_forcing_loss,
-                    grad_clipping, xavier_init_weights)
+from .train import (MaskedSoftmaxCELoss, TrainResult, init_seq2seq_weights, make_adam,
+                    seq2seq_step)
+from .utils import check_non_negative_int, check_positive_int
 
-__all__ = ["setup_distributed", "cleanup_distributed", "train_seq2seq_ddp"]
+__all__ = ["setup_distributed", "cleanup_distributed", "Checkpointer", "train_seq2seq_ddp"]
 
 _BACKENDS = ("nccl", "gloo", "mpi")
 
@@ -103,12 +104,12 @@ def _as_dataset(data: Any) -> Dataset:
             raise ValueError("data: the four tensors must share their first dimension; got "
                              f"{[tuple(t.shape) for t in data]}")
         return TensorDataset(*data)
-    raise ValueError("data must be a Dataset of (X, X_valid_len, Y, Y_valid_len) items or a "
-                     f"sequence of these four tensors; got {type(data).__name__}")
+    raise TypeError("data must be a Dataset of (X, X_valid_len, Y, Y_valid_len) items or a "
+                    f"sequence of these four tensors; got {type(data).__name__}")
 
 
 def _use_amp(amp: Any, device: torch.device) -> bool:
-    if amp == "auto" and isinstance(amp, str):
+    if isinstance(amp, str) and amp == "auto":
         return device.type == "cuda"
     if amp is True or amp is False:
         if amp and device.type != "cuda":
@@ -117,28 +118,122 @@ def _use_amp(amp: Any, device: torch.device) -> bool:
     raise ValueError(f"amp must be 'auto', True or False; got {amp!r}")
 
 
+def _check_number(value: Any, name: str, *, low: float = 0.0, low_ok: bool = False,
+                  high: float = math.inf, optional: bool = False) -> None:
+    """TypeError unless ``value`` is a real number (or None when ``optional``); ValueError
+    unless ``low < value < high`` (``low <= value`` with ``low_ok``)."""
+    if value is None and optional:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number; got {type(value).__name__} {value!r}")
+    if not ((low <= value) if low_ok else (low < value)) or not value < high:
+        bounds = f"{'[' if low_ok else '('}{low}, {high})"
+        raise ValueError(f"{name} must be in {bounds}; got {value!r}")
+
+
 def _epoch_seed(seed: int, epoch: int, rank: int) -> int:
     """A seed for the random numbers (dropout) of one rank in one epoch, so that a resumed
     run draws exactly what an uninterrupted one would."""
     return int(np.random.SeedSequence((seed, epoch, rank)).generate_state(1)[0])
 
 
-def _save_checkpoint(path: Path, state: dict[str, Any]) -> None:
-    """Write ``state`` with ``torch.save`` to a temporary file, then rename it into place, so
-    that ``path`` always holds a whole checkpoint."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    try:
-        torch.save(state, tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+class Checkpointer:
+    """Save and resume a training run in one file.
+
+    ``save`` (rank 0 writes; every rank waits at a barrier) stores ``{model, optimizer,
+    scheduler, epoch, losses}`` plus the ``identity`` settings, atomically: a temporary file
+    then ``os.replace``, so the path always holds a whole checkpoint. Only tensors and plain
+    containers are stored, so it loads with ``torch.load(path, weights_only=True)``.
+    ``resume`` loads an existing checkpoint into the model, optimizer and scheduler after
+    checking that its ``identity`` settings (global batch size, seed) match.
+    """
+
+    def __init__(self, path: str | os.PathLike, every: int = 1, *, rank: int = 0,
+                 identity: dict[str, Any] | None = None) -> None:
+        self.path = Path(path)
+        self.every = check_positive_int(every, "checkpoint_every")
+        self.rank, self.identity = rank, dict(identity or {})
+
+    def due(self, epochs_done: int, last: bool) -> bool:
+        """Whether to save after ``epochs_done`` epochs (every ``every``, and the last)."""
+        return last or epochs_done % self.every == 0
+
+    def save(self, epochs_done: int, net: nn.Module, optimizer: torch.optim.Optimizer,
+             scheduler: Any, losses: list[float]) -> None:
+        if self.rank == 0:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            state = {"model": net.state_dict(), "optimizer": optimizer.state_dict(),
+                     "scheduler": scheduler.state_dict() if scheduler is not None else None,
+                     "epoch": epochs_done, "losses": list(losses), **self.identity}
+            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+            try:
+                torch.save(state, tmp)
+                os.replace(tmp, self.path)
+            finally:
+                tmp.unlink(missing_ok=True)
+        if dist.is_available() and dist.is_initialized():
+            dist.barrier()  # the file is complete before any rank goes on
+
+    def resume(self, net: nn.Module, optimizer: torch.optim.Optimizer, scheduler: Any,
+               device: torch.device) -> tuple[int, list[float]] | None:
+        """Load the checkpoint if it exists: returns ``(epochs_done, losses)``, else None."""
+        if not self.path.is_file():
+            return None
+        ckpt = torch.load(self.path, map_location=device, weights_only=True)
+        for key, value in self.identity.items():
+            if ckpt[key] != value:
+                raise ValueError(f"{key} must match the checkpoint {self.path} to resume it: "
+                                 f"{ckpt[key]} there, {value} here (or pass resume=False)")
+        net.load_state_dict(ckpt["model"])
+        optimizer.load_state_dict(ckpt["optimizer"])
+        if scheduler is not None and ckpt["scheduler"] is not None:
+            scheduler.load_state_dict(ckpt["scheduler"])
+        return ckpt["epoch"], list(ckpt["losses"])
+
+
+def _validate(global_batch_size: int, world: int, lr: float, num_epochs: int, seed: int,
+              grad_clip: float | None, label_smoothing: float, max_seconds: float | None,
+              checkpoint_every: int) -> None:
+    """The argument checks of :func:`train_seq2seq_ddp`."""
+    check_positive_int(global_batch_size, "global_batch_size")
+    check_positive_int(checkpoint_every, "checkpoint_every")
+    if global_batch_size % world:
+        raise ValueError(f"global_batch_size must be divisible by the world size {world}; "
+                         f"got {global_batch_size}")
+    check_positive_int(num_epochs, "num_epochs")
+    check_non_negative_int(seed, "seed")
+    _check_number(lr, "lr")
+    _check_number(grad_clip, "grad_clip", optional=True)
+    _check_number(label_smoothing, "label_smoothing", low_ok=True, high=1.0)
+    _check_number(max_seconds, "max_seconds", optional=True)
+
+
+def _loader(dataset: Dataset, global_batch_size: int, world: int, rank: int, seed: int,
+            device: torch.device) -> DataLoader:
+    """Each step's global batch is a contiguous block of one seeded permutation; this rank
+    gets its ``1 / world`` share (the last incomplete global batch is dropped)."""
+    if len(dataset) < global_batch_size:
+        raise ValueError(f"global_batch_size must be at most the number of examples "
+                         f"{len(dataset)}; got {global_batch_size}")
+    sampler = DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=True,
+                                 seed=seed, drop_last=True)
+    return DataLoader(dataset, batch_size=global_batch_size // world, sampler=sampler,
+                      drop_last=True, pin_memory=device.type == "cuda")
+
+
+def _global_tokens_over_world(num_tokens: torch.Tensor) -> torch.Tensor:
+    """The divisor of the summed loss under DDP: the number of target tokens of the global
+    batch (all-reduced) over the world size. DDP averages the ranks' gradients, so the
+    average is then the gradient of the global batch's mean loss per token."""
+    total = num_tokens.clone()
+    dist.all_reduce(total)
+    return total / dist.get_world_size()
 
 
 def train_seq2seq_ddp(net: nn.Module, data: Dataset | Sequence[torch.Tensor], tgt_vocab: Any,
                       *, global_batch_size: int, lr: float, num_epochs: int,
                       device: torch.device | str, grad_clip: float | None = 1.0,
-                      label_smoothing: float = 0.0,
+                      label_smoothing: float = 0.0, smoothing_skips_pad: bool = False,
                       scheduler: Callable[[torch.optim.Optimizer], Any] | None = None,
                       amp: bool | str = "auto",
                       checkpoint_path: str | os.PathLike | None = None,
@@ -148,164 +243,130 @@ def train_seq2seq_ddp(net: nn.Module, data: Dataset | Sequence[torch.Tensor], tg
     """Train a sequence-to-sequence model with teacher forcing, data-parallel with DDP.
 
     Call it in every process after :func:`setup_distributed` (or in a single plain process).
-    The step is that of :func:`d2lmini.train_seq2seq`: the decoder reads ``<bos>`` followed by
-    ``Y[:, :-1]``, masked (optionally label-smoothed) cross-entropy, Adam with learning rate
-    ``lr``, gradient clipping to ``grad_clip``, an optional ``scheduler`` factory
-    (``lambda opt: LambdaLR(opt, ...)``) stepped once per global step.
+    Every step is :func:`d2lmini.seq2seq_step`, as in :func:`d2lmini.train_seq2seq` (whose
+    arguments ``lr``, ``grad_clip``, ``label_smoothing``, ``smoothing_skips_pad``,
+    ``scheduler`` and ``init`` mean the same here), on a global batch of
+    ``global_batch_size`` examples split evenly over the ranks (see the module's docstring:
+    neither the examples of a step nor, up to rounding, its gradient depend on the world
+    size). ``data``: a ``Dataset`` of ``(X (S,), X_valid_len (), Y (T,), Y_valid_len ())``
+    items, or those four tensors with a leading axis N. ``net`` is trained in place.
 
-    Args:
-        net: the model; ``net(X, dec_X, X_valid_len)`` returns ``(logits (B, T, V), state)``.
-            It is moved to ``device`` and trained in place (the wrapper is not returned).
-        data: a ``Dataset`` whose items are ``(X (S,), X_valid_len (), Y (T,),
-            Y_valid_len ())``, or the four tensors ``(X (N, S), X_valid_len (N,), Y (N, T),
-            Y_valid_len (N,))``.
-        tgt_vocab: the target vocabulary (for ``<bos>``).
-        global_batch_size: examples per optimizer step over all processes; each of the
-            ``world_size`` ranks takes ``global_batch_size // world_size`` of them. The
-            examples of a step do not depend on the world size, and neither (up to rounding)
-            does the gradient: it is that of the mean loss per target token of the global
-            batch. The last incomplete global batch of each epoch is dropped.
-        device: this process's device (from :func:`setup_distributed`).
-        amp: ``'auto'`` = bfloat16 autocast on CUDA, none elsewhere; ``True`` (CUDA only) or
-            ``False``.
-        checkpoint_path: where rank 0 writes ``{model, optimizer, scheduler, epoch, losses,
-            global_batch_size, seed}`` every ``checkpoint_every`` epochs, after the last one
-            and when ``max_seconds`` stops training (atomically: a temporary file then
-            ``os.replace``). Only tensors and plain containers are stored, so it loads with
-            ``torch.load(path, weights_only=True)``; every rank must be able to read it.
-        resume: when the checkpoint exists, load it and continue with the next epoch (the
-            returned ``losses`` include the earlier epochs). On the CPU a resumed run is
-            bit-for-bit the uninterrupted run.
-        seed: seeds the shuffling (``DistributedSampler``, reshuffled each epoch), the
-            initialisation and, per epoch and rank, the global random numbers used by dropout.
-            With dropout, ranks draw different masks, so results equal the single-process
-            run only in distribution; without dropout they are equal up to rounding.
-        init: Xavier initialisation of the linear layers (skipped when resuming).
-        max_seconds: stop after the epoch at which the next one would exceed this budget
-            (estimated from the epochs so far).
-        log: called with one line per epoch on rank 0 (``None``: silent).
+    ``amp``: ``'auto'`` (bfloat16 autocast on CUDA only), ``True`` (CUDA) or ``False``.
+    ``checkpoint_path``: a :class:`Checkpointer` saves there every ``checkpoint_every``
+    epochs and after the last; with ``resume`` an existing checkpoint is continued (on the
+    CPU bit for bit as the uninterrupted run). ``seed`` seeds the shuffling, the
+    initialisation and, per epoch and rank, dropout. ``max_seconds`` stops after the epoch
+    at which the next one would exceed the budget. ``log`` gets one line per epoch on rank 0
+    (``None``: silent).
 
     Returns:
-        :class:`d2lmini.TrainResult`: mean loss per token for every epoch (over all ranks),
-        target tokens per second over all ranks and the seconds of this call's training.
+        :class:`d2lmini.TrainResult`: mean loss per token for every epoch (over all ranks,
+        earlier epochs of a resumed run included), target tokens per second over all ranks
+        and the seconds of this call's training.
     """
     distributed = dist.is_available() and dist.is_initialized()
     rank, world = (dist.get_rank(), dist.get_world_size()) if distributed else (0, 1)
-    _check_positive_int(global_batch_size, "global_batch_size")
-    if global_batch_size % world:
-        raise ValueError(f"global_batch_size must be divisible by the world size {world}; "
-                         f"got {global_batch_size}")
-    _check_positive_int(num_epochs, "num_epochs")
-    _check_positive_int(checkpoint_every, "checkpoint_every")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int; got {seed!r}")
-    if not isinstance(lr, (int, float)) or isinstance(lr, bool) or not lr > 0:
-        raise ValueError(f"lr must be a positive number; got {lr!r}")
-    if grad_clip is not None and not grad_clip > 0:
-        raise ValueError(f"grad_clip must be None or positive; got {grad_clip!r}")
-    if not 0 <= label_smoothing < 1:
-        raise ValueError(f"label_smoothing must be in [0, 1); got {label_smoothing!r}")
-    if max_seconds is not None and not max_seconds > 0:
-        raise ValueError(f"max_seconds must be None or positive; got {max_seconds!r}")
+    _validate(global_batch_size, world, lr, num_epochs, seed, grad_clip, label_smoothing,
+              max_seconds, checkpoint_every)
     device = torch.device(device)
-    use_amp = _use_amp(amp, device)
-    dataset = _as_dataset(data)
-    if len(dataset) < global_batch_size:
-        raise ValueError(f"global_batch_size must be at most the number of examples "
-                         f"{len(dataset)}; got {global_batch_size}")
+    loss = MaskedSoftmaxCELoss(label_smoothing, pad_index=tgt_vocab["<pad>"]
+                               if smoothing_skips_pad else None)
+    run = _Run(net, lr, scheduler, tgt_vocab["<bos>"], loss, device,
+               grad_clip=grad_clip, amp=_use_amp(amp, device), seed=seed, log=log)
+    loader = _loader(_as_dataset(data), global_batch_size, world, rank, seed, device)
+    checkpointer = None if checkpoint_path is None else Checkpointer(
+        checkpoint_path, checkpoint_every, rank=rank,
+        identity={"global_batch_size": global_batch_size, "seed": seed})
+    run.start(checkpointer if resume else None, init)
+    return run.fit(loader, num_epochs, checkpointer, max_seconds)
 
-    sampler = DistributedSampler(dataset, num_replicas=world, rank=rank, shuffle=True,
-                                 seed=seed, drop_last=True)
-    loader = DataLoader(dataset, batch_size=global_batch_size // world, sampler=sampler,
-                        drop_last=True, pin_memory=device.type == "cuda")
-    net.to(device)
-    optimizer = _adam(net, lr, device)
-    sched = scheduler(optimizer) if scheduler is not None else None
 
-    path = Path(checkpoint_path) if checkpoint_path is not None else None
-    start_epoch, losses = 0, []
-    if path is not None and resume and path.is_file():
-        ckpt = torch.load(path, map_location=device, weights_only=True)
-        for key, value in (("global_batch_size", global_batch_size), ("seed", seed)):
-            if ckpt[key] != value:
-                raise ValueError(f"{key} must match the checkpoint {path} to resume it: "
-                                 f"{ckpt[key]} there, {value} here (or pass resume=False)")
-        net.load_state_dict(ckpt["model"])
-        optimizer.load_state_dict(ckpt["optimizer"])
-        if sched is not None and ckpt["scheduler"] is not None:
-            sched.load_state_dict(ckpt["scheduler"])
-        start_epoch, losses = ckpt["epoch"], list(ckpt["losses"])
-        if rank == 0 and log is not None:
-            log(f"resumed from {path} after epoch {start_epoch}")
-    elif init:
-        torch.manual_seed(seed)
-        net.apply(xavier_init_weights)
+class _Run:
+    """One data-parallel training run: its model, optimizer and epochs."""
 
-    model = (DistributedDataParallel(net, device_ids=[device] if device.type == "cuda"
-                                     else None) if distributed else net)
-    loss = MaskedSoftmaxCELoss(label_smoothing)
-    bos = tgt_vocab["<bos>"]
-    result = TrainResult(losses=losses, device=str(device))
-    start, total_tokens, epochs_run = time.perf_counter(), 0, 0
+    def __init__(self, net: nn.Module, lr: float, scheduler: Any, bos: int,
+                 loss: MaskedSoftmaxCELoss, device: torch.device, *, grad_clip: float | None,
+                 amp: bool, seed: int, log: Callable[[str], Any] | None) -> None:
+        self.distributed = dist.is_available() and dist.is_initialized()
+        self.rank = dist.get_rank() if self.distributed else 0
+        self.world = dist.get_world_size() if self.distributed else 1
+        self.net = net.to(device)
+        self.optimizer = make_adam(net, lr, device)
+        self.scheduler = scheduler(self.optimizer) if scheduler is not None else None
+        self.bos, self.loss, self.device, self.grad_clip = bos, loss, device, grad_clip
+        self.amp, self.seed = amp, seed
+        self.log = log if self.rank == 0 else None
+        self.model: nn.Module = net
+        self.result = TrainResult(device=str(device))
+        self.first_epoch = 0
 
-    def checkpoint(epoch: int) -> None:
-        if rank == 0:
-            _save_checkpoint(path, {
-                "model": net.state_dict(), "optimizer": optimizer.state_dict(),
-                "scheduler": sched.state_dict() if sched is not None else None,
-                "epoch": epoch, "losses": list(result.losses),
-                "global_batch_size": global_batch_size, "seed": seed})
-        if distributed:
-            dist.barrier()  # the file is complete before any rank goes on
+    def start(self, checkpointer: Checkpointer | None, init: bool) -> None:
+        """Resume from the checkpoint, or initialise the weights; then wrap in DDP."""
+        done = None if checkpointer is None else checkpointer.resume(
+            self.net, self.optimizer, self.scheduler, self.device)
+        if done is not None:
+            self.first_epoch, self.result.losses = done
+            if self.log is not None:
+                self.log(f"resumed from {checkpointer.path} after epoch {done[0]}")
+        elif init:
+            torch.manual_seed(self.seed)
+            init_seq2seq_weights(self.net)
+        if self.distributed:
+            self.model = DistributedDataParallel(
+                self.net, device_ids=[self.device] if self.device.type == "cuda" else None)
 
-    model.train()
-    with keep_attention_weights(net, False):
-        for epoch in range(start_epoch, num_epochs):
-            sampler.set_epoch(epoch)
-            torch.manual_seed(_epoch_seed(seed, epoch, rank))
-            epoch_start = time.perf_counter()
-            stats = torch.zeros(2, dtype=torch.float64, device=device)  # loss sum, tokens
-            for batch in loader:
-                l, n = _teacher_forcing_loss(model, batch, loss, bos, device, use_amp)
-                n_global = n.clone()
-                if distributed:
-                    dist.all_reduce(n_global)
-                optimizer.zero_grad(set_to_none=True)
-                # DDP averages the ranks' gradients: scaling by world / global tokens makes
-                # the average the gradient of the global batch's mean loss per token
-                (l / n_global * world).backward()
-                if grad_clip is not None:
-                    grad_clipping(net, grad_clip)
-                optimizer.step()
-                if sched is not None:
-                    sched.step()
-                stats += torch.stack([l.detach().double(), n.double()])
-            if distributed:
-                dist.all_reduce(stats)
-            loss_sum, num_tokens = stats.tolist()
-            epoch_seconds = time.perf_counter() - epoch_start
+    def fit(self, loader: DataLoader, num_epochs: int, checkpointer: Checkpointer | None,
+            max_seconds: float | None) -> TrainResult:
+        """The epochs from ``first_epoch`` to ``num_epochs`` (or to the time budget)."""
+        start, total_tokens, result = time.perf_counter(), 0.0, self.result
+        for epoch in range(self.first_epoch, num_epochs):
+            loss_sum, num_tokens, seconds = self.epoch(loader, epoch)
             result.losses.append(loss_sum / max(num_tokens, 1))
-            total_tokens += int(num_tokens)
-            epochs_run += 1
-            stop = torch.zeros(1, device=device)
-            elapsed = time.perf_counter() - start
-            if max_seconds is not None and elapsed * (1 + 1 / epochs_run) > max_seconds:
-                stop += 1
-            if distributed:
-                dist.all_reduce(stop)  # every rank stops at the same epoch
-            last = epoch + 1 == num_epochs or bool(stop.item())
-            if rank == 0 and log is not None:
-                log(f"epoch {epoch + 1}/{num_epochs}: loss {result.losses[-1]:.4f}, "
-                    f"{num_tokens / epoch_seconds:,.0f} tokens/s, {epoch_seconds:.1f} s"
-                    + (" (time budget reached)" if stop.item() and epoch + 1 < num_epochs
-                       else ""))
-            if path is not None and ((epoch + 1) % checkpoint_every == 0 or last):
-                checkpoint(epoch + 1)
+            total_tokens += num_tokens
+            per_epoch = (time.perf_counter() - start) / (epoch + 1 - self.first_epoch)
+            stop = self.any_rank(max_seconds is not None
+                                 and per_epoch * (epoch + 2 - self.first_epoch) > max_seconds)
+            last = epoch + 1 == num_epochs or stop
+            if self.log is not None:
+                self.log(f"epoch {epoch + 1}/{num_epochs}: loss {result.losses[-1]:.4f}, "
+                         f"{num_tokens / seconds:,.0f} tokens/s, {seconds:.1f} s"
+                         + (" (time budget reached)" if stop and not epoch + 1 == num_epochs
+                            else ""))
+            if checkpointer is not None and checkpointer.due(epoch + 1, last):
+                checkpointer.save(epoch + 1, self.net, self.optimizer, self.scheduler,
+                                  result.losses)
             if last:
                 break
-    result.seconds = time.perf_counter() - start
-    result.tokens_per_sec = total_tokens / result.seconds
-    if rank == 0 and log is not None and result.losses:
-        log(f"loss {result.losses[-1]:.3f}, {result.tokens_per_sec:.1f} tokens/sec on "
-            f"{world} x {device.type}")
-    return result
+        result.seconds = time.perf_counter() - start
+        result.tokens_per_sec = total_tokens / result.seconds
+        if self.log is not None and result.losses:
+            self.log(f"loss {result.losses[-1]:.3f}, {result.tokens_per_sec:.1f} tokens/sec "
+                     f"on {self.world} x {self.device.type}")
+        return result
+
+    def epoch(self, loader: DataLoader, epoch: int) -> tuple[float, float, float]:
+        """Train one epoch; returns the loss sum and the number of target tokens over all
+        ranks, and the seconds it took."""
+        loader.sampler.set_epoch(epoch)
+        torch.manual_seed(_epoch_seed(self.seed, epoch, self.rank))
+        tic = time.perf_counter()
+        stats = torch.zeros(2, dtype=torch.float64, device=self.device)  # loss sum, tokens
+        self.model.train()
+        with keep_attention_weights(self.net, False):
+            for batch in loader:
+                loss_sum, num_tokens = seq2seq_step(
+                    self.model, batch, self.loss, self.optimizer, self.bos, self.device,
+                    grad_clip=self.grad_clip, scheduler=self.scheduler, amp=self.amp,
+                    divisor=_global_tokens_over_world if self.distributed else None)
+                stats += torch.stack([loss_sum.double(), num_tokens.double()])
+        if self.distributed:
+            dist.all_reduce(stats)
+        loss_sum, num_tokens = stats.tolist()
+        return loss_sum, num_tokens, time.perf_counter() - tic
+
+    def any_rank(self, flag: bool) -> bool:
+        """Whether ``flag`` is true on any rank (so that every rank stops at the same epoch)."""
+        flags = torch.tensor([float(flag)], device=self.device)
+        if self.distributed:
+            dist.all_reduce(flags)
+        return bool(flags.item())

@@ -7,23 +7,28 @@ Shapes: ``B`` batch size, ``T`` target steps in one call, ``S`` source steps, ``
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
 from torch import nn
 
-from .attention import MultiHeadAttention, transpose_qkv
+from .attention import MultiHeadAttention
+from .utils import check_non_negative_int, check_positive_int
 
 __all__ = [
     "PositionalEncoding",
     "PositionWiseFFN",
     "AddNorm",
+    "SublayerConnection",
     "EncoderBlock",
     "TransformerEncoder",
+    "DecoderState",
     "DecoderBlock",
     "TransformerDecoder",
     "EncoderDecoder",
-    "transformer",
+    "TransformerConfig",
+    "make_transformer",
     "transformer_base",
     "num_parameters",
 ]
@@ -34,14 +39,14 @@ class PositionalEncoding(nn.Module):
 
     ``P[pos, 2i] = sin(pos / 10000^(2i/d))`` and ``P[pos, 2i+1] = cos(pos / 10000^(2i/d))``
     for any ``d = num_hiddens`` (odd ``d`` too). ``self.P`` has shape ``(1, max_len, d)``.
+
+    Taught in :ref:`sec-embeddings-pe-sinusoid`.
     """
 
     def __init__(self, num_hiddens: int, dropout: float, max_len: int = 1000) -> None:
         super().__init__()
-        if num_hiddens < 1 or max_len < 1:
-            raise ValueError(
-                f"num_hiddens and max_len must be positive; got {num_hiddens}, {max_len}"
-            )
+        check_positive_int(num_hiddens, "num_hiddens")
+        check_positive_int(max_len, "max_len")
         self.dropout = nn.Dropout(dropout)
         pos = torch.arange(max_len, dtype=torch.float32).reshape(-1, 1)  # (max_len, 1)
         freq = torch.pow(10000, torch.arange(0, num_hiddens, 2, dtype=torch.float32)
@@ -54,16 +59,6 @@ class PositionalEncoding(nn.Module):
     def forward(self, X: torch.Tensor, offset: int = 0) -> torch.Tensor:
         """X ``(B, T, d)`` -> ``(B, T, d)``, adding the encodings of positions
         ``offset .. offset + T - 1`` (``offset`` > 0 when decoding step by step)."""
-        if X.dim() != 3 or X.shape[-1] != self.P.shape[-1]:
-            raise ValueError(
-                f"X must have shape (batch_size, num_steps, {self.P.shape[-1]}); "
-                f"got {tuple(X.shape)}"
-            )
-        if offset < 0 or offset + X.shape[1] > self.P.shape[1]:
-            raise ValueError(
-                f"positions {offset}..{offset + X.shape[1] - 1} exceed max_len = "
-                f"{self.P.shape[1]}; build PositionalEncoding with a larger max_len"
-            )
         return self.dropout(X + self.P[:, offset:offset + X.shape[1]].to(X.dtype))
 
 
@@ -72,6 +67,8 @@ class PositionWiseFFN(nn.Module):
     position independently: ``(B, T, ffn_num_input)`` -> ``(B, T, ffn_num_outputs)``.
 
     ``ffn_num_input`` defaults to ``ffn_num_outputs`` (the Transformer's ``d_model``).
+
+    Taught in :ref:`sec-transformer-blocks-ffn`.
     """
 
     def __init__(self, ffn_num_hiddens: int, ffn_num_outputs: int,
@@ -89,6 +86,8 @@ class AddNorm(nn.Module):
     """Residual connection followed by layer normalisation: ``LayerNorm(X + dropout(Y))``.
 
     X and Y have the same shape ``(..., *norm_shape)``.
+
+    Taught in :ref:`sec-transformer-blocks-addnorm`.
     """
 
     def __init__(self, norm_shape: int | tuple[int, ...], dropout: float) -> None:
@@ -97,49 +96,66 @@ class AddNorm(nn.Module):
         self.ln = nn.LayerNorm(norm_shape)
 
     def forward(self, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
-        if X.shape != Y.shape:
-            raise ValueError(
-                f"X and Y must have the same shape; got {tuple(X.shape)} and {tuple(Y.shape)}"
-            )
         return self.ln(self.dropout(Y) + X)
 
 
-def _sublayer(X: torch.Tensor, addnorm: AddNorm, fn: Callable[[torch.Tensor], torch.Tensor],
-              norm_first: bool) -> torch.Tensor:
-    """Post-LN ``LN(X + fn(X))`` (the paper) or pre-LN ``X + fn(LN(X))``."""
-    if norm_first:
-        return X + addnorm.dropout(fn(addnorm.ln(X)))
-    return addnorm(X, fn(X))
+class SublayerConnection(nn.Module):
+    """A sub-layer inside a residual connection with layer normalisation.
+
+    ``forward(X, sublayer)``, with X ``(..., d)`` and ``sublayer`` a function from
+    ``(..., d)`` to ``(..., d)``, returns the paper's post-LN ``AddNorm(X, sublayer(X))`` =
+    ``LN(X + dropout(sublayer(X)))`` (``norm_first=False``) or the pre-LN
+    ``X + dropout(sublayer(LN(X)))`` (``norm_first=True``).
+
+    Taught in :ref:`sec-transformer-blocks-encoder`.
+    """
+
+    def __init__(self, num_hiddens: int, dropout: float, norm_first: bool = False) -> None:
+        super().__init__()
+        self.norm_first = norm_first
+        if norm_first:
+            self.ln, self.dropout = nn.LayerNorm(num_hiddens), nn.Dropout(dropout)
+        else:
+            self.addnorm = AddNorm(num_hiddens, dropout)
+
+    def forward(self, X: torch.Tensor,
+                sublayer: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
+        if self.norm_first:  # pre-LN: the residual stream itself is never normalised
+            return X + self.dropout(sublayer(self.ln(X)))
+        return self.addnorm(X, sublayer(X))  # post-LN, the paper's order
 
 
 class EncoderBlock(nn.Module):
-    """One encoder layer: self-attention and a position-wise FFN, each wrapped in AddNorm.
+    """One encoder layer: self-attention and a position-wise FFN, each inside a
+    :class:`SublayerConnection` (``norm_first=False``: the paper's post-LN).
 
-    ``norm_first=False`` is the paper's post-LN; ``True`` normalises before each sub-layer.
+    forward: X ``(B, S, d)``, valid_lens ``(B,)`` or None -> ``(B, S, d)``.
+
+    Taught in :ref:`sec-transformer-blocks-encoder`.
     """
 
     def __init__(self, num_hiddens: int, ffn_num_hiddens: int, num_heads: int,
                  dropout: float, use_bias: bool = False, norm_first: bool = False) -> None:
         super().__init__()
-        self.norm_first = norm_first
         self.attention = MultiHeadAttention(num_hiddens, num_heads, dropout, use_bias)
-        self.addnorm1 = AddNorm(num_hiddens, dropout)
+        self.residual1 = SublayerConnection(num_hiddens, dropout, norm_first)
         self.ffn = PositionWiseFFN(ffn_num_hiddens, num_hiddens)
-        self.addnorm2 = AddNorm(num_hiddens, dropout)
+        self.residual2 = SublayerConnection(num_hiddens, dropout, norm_first)
 
     def forward(self, X: torch.Tensor, valid_lens: torch.Tensor | None) -> torch.Tensor:
-        """X ``(B, S, d)``, valid_lens ``(B,)`` or None -> ``(B, S, d)``."""
-        Y = _sublayer(X, self.addnorm1, lambda Z: self.attention(Z, Z, Z, valid_lens),
-                      self.norm_first)
-        return _sublayer(Y, self.addnorm2, self.ffn, self.norm_first)
+        X = self.residual1(X, lambda Z: self.attention(Z, Z, Z, valid_lens))
+        return self.residual2(X, self.ffn)
 
 
 class TransformerEncoder(nn.Module):
     """The encoder: embedding scaled by ``sqrt(d)``, positional encoding, ``num_layers``
     encoder blocks (plus a final LayerNorm for pre-LN).
 
-    forward: X ``(B, S)`` token ids, valid_lens ``(B,)`` -> ``(B, S, d)``.
+    forward: X ``(B, S)`` token ids, valid_lens ``(B,)`` (or one length per query,
+    ``(B, S)``) or None -> ``(B, S, d)``.
     ``self.attention_weights``: per layer ``(B, h, S, S)`` (None when not kept).
+
+    Taught in :ref:`sec-transformer-blocks-encoder`.
     """
 
     def __init__(self, vocab_size: int, num_hiddens: int, ffn_num_hiddens: int,
@@ -158,87 +174,169 @@ class TransformerEncoder(nn.Module):
             EncoderBlock(num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias, norm_first)
             for _ in range(num_layers)])
         self.final_norm = nn.LayerNorm(num_hiddens) if norm_first else nn.Identity()
-        self.attention_weights: list[torch.Tensor | None] = [None] * num_layers
+
+    @property
+    def attention_weights(self) -> list[torch.Tensor | None]:
+        return [blk.attention.attention_weights for blk in self.blks]
 
     def forward(self, X: torch.Tensor, valid_lens: torch.Tensor | None = None) -> torch.Tensor:
-        if X.dim() != 2:
-            raise ValueError(f"X must have shape (batch_size, num_steps); got {tuple(X.shape)}")
+        max_len = self.pos_encoding.P.shape[1]
+        if X.dim() != 2 or X.shape[1] > max_len:
+            raise ValueError(f"X must have shape (batch_size, num_steps <= {max_len}); "
+                             f"got {tuple(X.shape)}")
+        if valid_lens is not None and valid_lens.shape not in (X.shape[:1], X.shape[:2]):
+            raise ValueError(f"valid_lens must have shape {tuple(X.shape[:1])} or "
+                             f"{tuple(X.shape[:2])}; got {tuple(valid_lens.shape)}")
         # The embedding's entries are about 1/sqrt(d); scaling by sqrt(d) puts them on
         # the same scale as the positional encoding in [-1, 1].
         X = self.pos_encoding(self.embedding(X) * math.sqrt(self.num_hiddens))
-        for i, blk in enumerate(self.blks):
+        for blk in self.blks:
             X = blk(X, valid_lens)
-            self.attention_weights[i] = blk.attention.attention_weights
         return self.final_norm(X)
 
 
-class DecoderBlock(nn.Module):
-    """The ``i``-th decoder layer: masked self-attention, encoder-decoder attention and an
-    FFN, each wrapped in AddNorm.
+@dataclass
+class DecoderState:
+    """What a :class:`TransformerDecoder` remembers between calls, for a batch of B sentences.
 
-    forward(X ``(B, T, d)``, state) -> ``(B, T, d)``, updating ``state`` in place: the
-    projected self-attention keys and values of this layer grow by ``T`` positions.
+    Keys and values are stored with the heads as an axis, ``(B, h, length, d_h)``.
+
+    Attributes:
+        cross_kv: per layer, the projected keys and values of the encoder outputs for the
+            encoder-decoder attention, ``(B, h, S, d_h)`` each (computed once).
+        enc_valid_lens: ``(B,)`` valid lengths of the source, or None (no padding).
+        self_kv: per layer, the self-attention cache: keys and values of every target
+            position decoded so far, in buffers ``(B, h, capacity, d_h)`` whose first
+            ``offset`` positions are filled; None before the layer's first call.
+        offset: the number of target positions already decoded (the position of the next).
+        reserve: the capacity to allocate when a cache is first written step by step (a
+            decoder that knows its maximum output length reserves it); when a buffer is full
+            it is replaced by one twice as large.
+
+    Taught in :ref:`sec-transformer-blocks-decoder`.
+    """
+
+    cross_kv: list[tuple[torch.Tensor, torch.Tensor]]
+    enc_valid_lens: torch.Tensor | None = None
+    self_kv: list[tuple[torch.Tensor, torch.Tensor] | None] = field(default_factory=list)
+    offset: int = 0
+    reserve: int = 0
+
+    @property
+    def batch_size(self) -> int:
+        return self.cross_kv[0][0].shape[0]
+
+    def update_self_kv(self, layer_idx: int, k: torch.Tensor,
+                       v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Store the keys and values ``(B, h, T, d_h)`` of the T new positions at positions
+        ``offset .. offset + T - 1`` of layer ``layer_idx``'s cache; return the keys and
+        values of every position so far, ``(B, h, offset + T, d_h)`` each."""
+        start, end = self.offset, self.offset + k.shape[2]
+        cache = self.self_kv[layer_idx]
+        if cache is None and end >= self.reserve:  # e.g. training: the whole target at once
+            self.self_kv[layer_idx] = (k, v)
+            return k, v
+        if cache is None or cache[0].shape[2] < end:  # no room: a bigger buffer
+            size = max(end, self.reserve, 2 * start)
+            new = tuple(t.new_empty(t.shape[0], t.shape[1], size, t.shape[3]) for t in (k, v))
+            if cache is not None:
+                for buffer, old in zip(new, cache):
+                    buffer[:, :, :start] = old[:, :, :start]
+            cache = self.self_kv[layer_idx] = new
+        cache[0][:, :, start:end] = k
+        cache[1][:, :, start:end] = v
+        return cache[0][:, :, :end], cache[1][:, :, :end]
+
+    def fresh(self) -> "DecoderState":
+        """The same source, with an empty self-attention cache and ``offset`` 0."""
+        return DecoderState(self.cross_kv, self.enc_valid_lens, [None] * len(self.self_kv),
+                            0, self.reserve)
+
+    def select(self, index: torch.Tensor, *, source: bool = True) -> "DecoderState":
+        """A state whose entry ``b`` is entry ``index[b]`` of this one (entries may repeat).
+
+        Beam search follows its beams with it. Only the filled positions of the caches are
+        copied. ``source=False`` leaves ``cross_kv`` and ``enc_valid_lens`` as they are:
+        right when ``index`` only permutes entries that share their source sentence (the
+        beams of one sentence), and it saves copying them.
+        """
+        def rows(buffer):  # the entries of a cache buffer, its capacity kept
+            out = buffer.new_empty((len(index),) + buffer.shape[1:])
+            out[:, :, :self.offset] = buffer[:, :, :self.offset].index_select(0, index)
+            return out
+        self_kv = [None if kv is None else (rows(kv[0]), rows(kv[1])) for kv in self.self_kv]
+        if not source:
+            return DecoderState(self.cross_kv, self.enc_valid_lens, self_kv, self.offset,
+                                self.reserve)
+        cross_kv = [(k.index_select(0, index), v.index_select(0, index)) for k, v in self.cross_kv]
+        lens = self.enc_valid_lens
+        return DecoderState(cross_kv, None if lens is None else lens.index_select(0, index),
+                            self_kv, self.offset, self.reserve)
+
+
+class DecoderBlock(nn.Module):
+    """Decoder layer number ``layer_idx``: masked self-attention, encoder-decoder attention
+    and an FFN, each inside a :class:`SublayerConnection`.
+
+    forward(X ``(B, T, d)``, state) -> ``(B, T, d)``: the T new positions after the
+    ``state.offset`` already decoded; the layer's self-attention cache in ``state`` grows by T.
+
+    Taught in :ref:`sec-transformer-blocks-decoder`.
     """
 
     def __init__(self, num_hiddens: int, ffn_num_hiddens: int, num_heads: int,
-                 dropout: float, i: int, use_bias: bool = False,
+                 dropout: float, layer_idx: int, use_bias: bool = False,
                  norm_first: bool = False) -> None:
         super().__init__()
-        self.i = i
-        self.norm_first = norm_first
+        self.layer_idx = layer_idx
         self.attention1 = MultiHeadAttention(num_hiddens, num_heads, dropout, use_bias)
-        self.addnorm1 = AddNorm(num_hiddens, dropout)
+        self.residual1 = SublayerConnection(num_hiddens, dropout, norm_first)
         self.attention2 = MultiHeadAttention(num_hiddens, num_heads, dropout, use_bias)
-        self.addnorm2 = AddNorm(num_hiddens, dropout)
+        self.residual2 = SublayerConnection(num_hiddens, dropout, norm_first)
         self.ffn = PositionWiseFFN(ffn_num_hiddens, num_hiddens)
-        self.addnorm3 = AddNorm(num_hiddens, dropout)
+        self.residual3 = SublayerConnection(num_hiddens, dropout, norm_first)
 
-    def self_attention(self, X: torch.Tensor, state: dict[str, Any]) -> torch.Tensor:
+    def self_attention(self, X: torch.Tensor, state: DecoderState) -> torch.Tensor:
         """Masked self-attention of the new positions X ``(B, T, d)`` over every position
-        seen so far, using and extending the cache of projected keys and values."""
-        B, T, _ = X.shape
-        att = self.attention1
-        k, v = att.project_kv(X, X)  # (B * h, T, d_h) each: only the new positions
-        if state["self_kv"][self.i] is not None:
-            k_old, v_old = state["self_kv"][self.i]
-            k, v = torch.cat([k_old, k], dim=1), torch.cat([v_old, v], dim=1)
-        state["self_kv"][self.i] = (k, v)
-        q = transpose_qkv(att.W_q(X), att.num_heads)
-        # Causal mask: new position j (absolute t0 + j) sees keys 0 .. t0 + j.
-        # One new position sees the whole cache, so it needs no mask.
-        dec_valid_lens = None
-        if T > 1:
-            t0 = state["num_steps"]
-            dec_valid_lens = torch.arange(t0 + 1, t0 + T + 1, device=X.device).repeat(B, 1)
-        return att.attend(q, k, v, dec_valid_lens)
+        decoded so far, through the cache of projected keys and values."""
+        q, k, v = self.attention1.project_qkv(X)  # (B, h, T, d_h): the new positions only
+        k, v = state.update_self_kv(self.layer_idx, k, v)  # (B, h, offset + T, d_h)
+        T, t0 = X.shape[1], state.offset
+        if T == 1:  # one new position may see the whole cache: no mask
+            return self.attention1.attend(q, k, v)
+        if t0 == 0:  # a whole target at once (training): query i sees keys 0 .. i
+            return self.attention1.attend(q, k, v, is_causal=True)
+        # new position j (absolute t0 + j) sees keys 0 .. t0 + j
+        lens = torch.arange(t0 + 1, t0 + T + 1, device=X.device).expand(X.shape[0], T)
+        return self.attention1.attend(q, k, v, lens)
 
-    def cross_attention(self, X: torch.Tensor, state: dict[str, Any]) -> torch.Tensor:
+    def cross_attention(self, X: torch.Tensor, state: DecoderState) -> torch.Tensor:
         """Attention of X ``(B, T, d)`` over the encoder outputs, whose projected keys and
-        values ``state['cross_kv'][i]`` were computed once by ``init_state``."""
-        att = self.attention2
-        k, v = state["cross_kv"][self.i]
-        q = transpose_qkv(att.W_q(X), att.num_heads)
-        return att.attend(q, k, v, state["enc_valid_lens"])
+        values ``state.cross_kv[layer_idx]`` were computed once by ``init_state``."""
+        q = self.attention2.split_heads(self.attention2.W_q(X))  # (B, h, T, d_h)
+        k, v = state.cross_kv[self.layer_idx]  # (B, h, S, d_h)
+        return self.attention2.attend(q, k, v, state.enc_valid_lens)
 
-    def forward(self, X: torch.Tensor, state: dict[str, Any]) -> torch.Tensor:
-        X = _sublayer(X, self.addnorm1, lambda Z: self.self_attention(Z, state),
-                      self.norm_first)
-        X = _sublayer(X, self.addnorm2, lambda Z: self.cross_attention(Z, state),
-                      self.norm_first)
-        return _sublayer(X, self.addnorm3, self.ffn, self.norm_first)
+    def forward(self, X: torch.Tensor, state: DecoderState) -> torch.Tensor:
+        X = self.residual1(X, lambda Z: self.self_attention(Z, state))
+        X = self.residual2(X, lambda Z: self.cross_attention(Z, state))
+        return self.residual3(X, self.ffn)
 
 
 class TransformerDecoder(nn.Module):
     """The decoder, with a cache of projected keys and values for incremental decoding.
 
-    ``init_state(enc_outputs, enc_valid_lens)`` returns a fresh state. ``forward(X, state)``
-    takes the *next* ``T`` target tokens X ``(B, T)`` after those the state has already seen
-    and returns logits ``(B, T, V)`` and the state. Feeding a whole target at once (training)
-    and feeding it one token at a time (prediction) give the same logits in eval mode.
+    ``init_state(enc_outputs, enc_valid_lens)`` returns a fresh :class:`DecoderState`.
+    ``forward(X, state)`` takes the *next* ``T`` target tokens X ``(B, T)`` after the
+    ``state.offset`` ones the state has already seen and returns logits ``(B, T, V)`` and the
+    state. Feeding a whole target at once (training) and feeding it one token at a time
+    (prediction) give the same logits in eval mode.
 
     ``self.attention_weights``: per layer a pair ``(self_w (B, h, T, t), cross_w (B, h, T,
     S))`` from the last call, where ``t`` counts every position seen; None when not kept.
     ``tie_output=True`` makes the output projection share the embedding's weight matrix.
+
+    Taught in :ref:`sec-transformer-blocks-decoder`.
     """
 
     def __init__(self, vocab_size: int, num_hiddens: int, ffn_num_hiddens: int,
@@ -255,56 +353,44 @@ class TransformerDecoder(nn.Module):
         self.embedding = embedding
         self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)
         self.blks = nn.ModuleList([
-            DecoderBlock(num_hiddens, ffn_num_hiddens, num_heads, dropout, i, use_bias,
-                         norm_first) for i in range(num_layers)])
+            DecoderBlock(num_hiddens, ffn_num_hiddens, num_heads, dropout, layer_idx,
+                         use_bias, norm_first) for layer_idx in range(num_layers)])
         self.final_norm = nn.LayerNorm(num_hiddens) if norm_first else nn.Identity()
         self.dense = nn.Linear(num_hiddens, vocab_size)
         if tie_output:
             self.dense.weight = self.embedding.weight
-        self.attention_weights: list[tuple[Any, Any]] = [(None, None)] * num_layers
 
-    def init_state(self, enc_outputs: torch.Tensor,
-                   enc_valid_lens: torch.Tensor | None = None) -> dict[str, Any]:
-        """enc_outputs ``(B, S, d)``, enc_valid_lens ``(B,)`` or None -> a fresh state:
-        the projected cross-attention keys/values of every layer, an empty self-attention
-        cache and the number of target positions seen (0)."""
+    @property
+    def attention_weights(self) -> list[tuple[torch.Tensor | None, torch.Tensor | None]]:
+        return [(blk.attention1.attention_weights, blk.attention2.attention_weights)
+                for blk in self.blks]
+
+    def init_state(self, enc_outputs: torch.Tensor, enc_valid_lens: torch.Tensor | None = None,
+                   reserve: int = 0) -> DecoderState:
+        """enc_outputs ``(B, S, d)``, enc_valid_lens ``(B,)`` or None -> a fresh state: the
+        projected cross-attention keys and values of every layer, an empty self-attention
+        cache (``reserve``: target positions to allocate room for when decoding step by
+        step) and ``offset`` 0."""
         if enc_outputs.dim() != 3 or enc_outputs.shape[-1] != self.num_hiddens:
-            raise ValueError(
-                f"enc_outputs must have shape (batch_size, num_steps, {self.num_hiddens}); "
-                f"got {tuple(enc_outputs.shape)}"
-            )
+            raise ValueError(f"enc_outputs must have shape (batch_size, num_steps, "
+                             f"{self.num_hiddens}); got {tuple(enc_outputs.shape)}")
+        if enc_valid_lens is not None and enc_valid_lens.shape != enc_outputs.shape[:1]:
+            raise ValueError(f"enc_valid_lens must have shape ({enc_outputs.shape[0]},); "
+                             f"got {tuple(enc_valid_lens.shape)}")
         cross_kv = [blk.attention2.project_kv(enc_outputs, enc_outputs) for blk in self.blks]
-        return {"enc_valid_lens": enc_valid_lens, "cross_kv": cross_kv,
-                "self_kv": [None] * self.num_layers, "num_steps": 0}
+        return DecoderState(cross_kv, enc_valid_lens, [None] * self.num_layers, 0, reserve)
 
     def forward(self, X: torch.Tensor,
-                state: dict[str, Any]) -> tuple[torch.Tensor, dict[str, Any]]:
-        if X.dim() != 2:
-            raise ValueError(f"X must have shape (batch_size, num_steps); got {tuple(X.shape)}")
-        X = self.pos_encoding(self.embedding(X) * math.sqrt(self.num_hiddens),
-                              offset=state["num_steps"])
-        for i, blk in enumerate(self.blks):
+                state: DecoderState) -> tuple[torch.Tensor, DecoderState]:
+        room = self.pos_encoding.P.shape[1] - state.offset  # positions left before max_len
+        if X.dim() != 2 or X.shape[1] > room:
+            raise ValueError(f"X must have shape (batch_size, T <= max_len - offset = {room});"
+                             f" got {tuple(X.shape)}")
+        X = self.pos_encoding(self.embedding(X) * math.sqrt(self.num_hiddens), state.offset)
+        for blk in self.blks:
             X = blk(X, state)
-            self.attention_weights[i] = (blk.attention1.attention_weights,
-                                         blk.attention2.attention_weights)
-        state["num_steps"] += X.shape[1]
+        state.offset += X.shape[1]
         return self.dense(self.final_norm(X)), state
-
-    def reorder_state(self, state: dict[str, Any], index: torch.Tensor) -> dict[str, Any]:
-        """Select (and repeat) batch entries of a state, e.g. to follow beams in beam search:
-        entry ``b`` of the new state is entry ``index[b]`` of the old one."""
-        h = self.blks[0].attention1.num_heads if len(self.blks) else 1
-        # cached keys/values are laid out as (B * h, t, d_h): pick every head of each entry
-        index_h = (index[:, None] * h + torch.arange(h, device=index.device)).reshape(-1)
-
-        def pick(kv):
-            return None if kv is None else (kv[0].index_select(0, index_h),
-                                             kv[1].index_select(0, index_h))
-        lens = state["enc_valid_lens"]
-        return {"enc_valid_lens": None if lens is None else lens.index_select(0, index),
-                "cross_kv": [pick(kv) for kv in state["cross_kv"]],
-                "self_kv": [pick(kv) for kv in state["self_kv"]],
-                "num_steps": state["num_steps"]}
 
 
 class EncoderDecoder(nn.Module):
@@ -312,6 +398,8 @@ class EncoderDecoder(nn.Module):
 
     forward(enc_X ``(B, S)``, dec_X ``(B, T)``, enc_valid_lens ``(B,)``) ->
     (logits ``(B, T, V)``, decoder state).
+
+    Taught in :ref:`sec-transformer-blocks-full`.
     """
 
     def __init__(self, encoder: nn.Module, decoder: nn.Module) -> None:
@@ -321,45 +409,90 @@ class EncoderDecoder(nn.Module):
 
     def forward(self, enc_X: torch.Tensor, dec_X: torch.Tensor,
                 enc_valid_lens: torch.Tensor | None = None) -> tuple[torch.Tensor, Any]:
+        if enc_X.shape[0] != dec_X.shape[0]:
+            raise ValueError(f"enc_X and dec_X must have the same batch size; got "
+                             f"{tuple(enc_X.shape)} and {tuple(dec_X.shape)}")
         enc_outputs = self.encoder(enc_X, enc_valid_lens)
         dec_state = self.decoder.init_state(enc_outputs, enc_valid_lens)
         return self.decoder(dec_X, dec_state)
 
 
-def transformer(src_vocab_size: int, tgt_vocab_size: int, num_hiddens: int = 512,
-                ffn_num_hiddens: int = 2048, num_heads: int = 8, num_layers: int = 6,
-                dropout: float = 0.1, *, use_bias: bool = False, norm_first: bool = False,
-                share_embeddings: bool = False, tie_output: bool = False,
-                max_len: int = 1000) -> EncoderDecoder:
-    """Build an encoder-decoder Transformer.
+@dataclass
+class TransformerConfig:
+    """The hyperparameters of an encoder-decoder Transformer; ``build()`` makes the model.
 
     ``share_embeddings=True`` uses one embedding matrix for source and target (the paper's
-    shared vocabulary; needs ``src_vocab_size == tgt_vocab_size``); ``tie_output=True``
-    makes the decoder's output projection reuse the target embedding matrix.
+    shared vocabulary; needs ``src_vocab_size == tgt_vocab_size``); ``tie_output=True`` makes
+    the decoder's output projection reuse the target embedding matrix; ``norm_first=True``
+    is pre-LN; ``max_len`` bounds the positions of the positional encoding.
     """
-    if share_embeddings and src_vocab_size != tgt_vocab_size:
-        raise ValueError(
-            "share_embeddings needs one shared vocabulary: src_vocab_size must equal "
-            f"tgt_vocab_size; got {src_vocab_size} and {tgt_vocab_size}"
-        )
-    encoder = TransformerEncoder(src_vocab_size, num_hiddens, ffn_num_hiddens, num_heads,
-                                 num_layers, dropout, use_bias, norm_first=norm_first,
-                                 max_len=max_len)
-    tgt_emb = encoder.embedding if share_embeddings else None
-    decoder = TransformerDecoder(tgt_vocab_size, num_hiddens, ffn_num_hiddens, num_heads,
-                                 num_layers, dropout, use_bias, norm_first=norm_first,
-                                 max_len=max_len, embedding=tgt_emb, tie_output=tie_output)
-    return EncoderDecoder(encoder, decoder)
+
+    src_vocab_size: int
+    tgt_vocab_size: int
+    num_hiddens: int = 512
+    ffn_num_hiddens: int = 2048
+    num_heads: int = 8
+    num_layers: int = 6
+    dropout: float = 0.1
+    use_bias: bool = False
+    norm_first: bool = False
+    share_embeddings: bool = False
+    tie_output: bool = False
+    max_len: int = 1000
+
+    def __post_init__(self) -> None:
+        for name in ("src_vocab_size", "tgt_vocab_size", "num_hiddens", "ffn_num_hiddens",
+                     "num_heads", "max_len"):
+            check_positive_int(getattr(self, name), name)
+        check_non_negative_int(self.num_layers, "num_layers")
+        if self.num_hiddens % self.num_heads:
+            raise ValueError(f"num_heads must divide num_hiddens = {self.num_hiddens}; "
+                             f"got {self.num_heads}")
+        if not 0 <= self.dropout < 1:
+            raise ValueError(f"dropout must be in [0, 1); got {self.dropout!r}")
+        if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
+            raise ValueError("share_embeddings needs one shared vocabulary: src_vocab_size must "
+                             f"equal tgt_vocab_size; got {self.src_vocab_size} and "
+                             f"{self.tgt_vocab_size}")
+
+    def build(self) -> EncoderDecoder:
+        """A freshly initialised :class:`EncoderDecoder` with these settings; the config is
+        kept as its ``config`` attribute."""
+        c = self
+        encoder = TransformerEncoder(c.src_vocab_size, c.num_hiddens, c.ffn_num_hiddens,
+                                     c.num_heads, c.num_layers, c.dropout, c.use_bias,
+                                     norm_first=c.norm_first, max_len=c.max_len)
+        decoder = TransformerDecoder(
+            c.tgt_vocab_size, c.num_hiddens, c.ffn_num_hiddens, c.num_heads, c.num_layers,
+            c.dropout, c.use_bias, norm_first=c.norm_first, max_len=c.max_len,
+            embedding=encoder.embedding if c.share_embeddings else None,
+            tie_output=c.tie_output)
+        net = EncoderDecoder(encoder, decoder)
+        net.config = self
+        return net
 
 
-def transformer_base(vocab_size: int = 37000, **kwargs: Any) -> EncoderDecoder:
-    """The paper's base model: N = 6, d_model = 512, d_ff = 2048, h = 8, P_drop = 0.1, one
-    shared vocabulary (37,000 BPE tokens for WMT English-German) with the embeddings and
-    the output projection tied. Keyword arguments override these settings."""
+def make_transformer(src_vocab_size: int, tgt_vocab_size: int, num_hiddens: int = 512,
+                     ffn_num_hiddens: int = 2048, num_heads: int = 8, num_layers: int = 6,
+                     dropout: float = 0.1, **options: Any) -> EncoderDecoder:
+    """Build an encoder-decoder Transformer: ``TransformerConfig(...).build()``.
+
+    The keyword ``options`` are the remaining fields of :class:`TransformerConfig`
+    (``use_bias``, ``norm_first``, ``share_embeddings``, ``tie_output``, ``max_len``).
+    """
+    return TransformerConfig(src_vocab_size, tgt_vocab_size, num_hiddens, ffn_num_hiddens,
+                             num_heads, num_layers, dropout, **options).build()
+
+
+def transformer_base(vocab_size: int = 37000, **overrides: Any) -> TransformerConfig:
+    """The paper's base model as a :class:`TransformerConfig`: N = 6, d_model = 512,
+    d_ff = 2048, h = 8, P_drop = 0.1, one shared vocabulary (37,000 BPE tokens for WMT
+    English-German) with the embeddings and the output projection tied. Keyword arguments
+    override these settings; ``transformer_base().build()`` is the model."""
     settings = dict(num_hiddens=512, ffn_num_hiddens=2048, num_heads=8, num_layers=6,
                     dropout=0.1, share_embeddings=True, tie_output=True)
-    settings.update(kwargs)
-    return transformer(vocab_size, vocab_size, **settings)
+    settings.update(overrides)
+    return TransformerConfig(vocab_size, vocab_size, **settings)
 
 
 def num_parameters(module: nn.Module) -> int:

@@ -1,4 +1,5 @@
-"""Small utilities: timing, accumulation, device choice, seeding, and glued ratios."""
+"""Small utilities: timing, accumulation, device choice, seeding, argument checks,
+notebook detection and glued ratios."""
 
 from __future__ import annotations
 
@@ -6,21 +7,48 @@ import math
 import os
 import random
 import time
+from typing import Any
 
 import numpy as np
 import torch
 
 __all__ = ["Timer", "Accumulator", "try_gpu", "set_seed", "check_positive_int",
-           "glue_ratio"]
+           "check_non_negative_int", "in_notebook", "glue_ratio"]
 
 
-def check_positive_int(value: object, arg: str) -> None:
-    """Raise ``TypeError`` unless ``value`` is an ``int`` (not a ``bool``) and ``ValueError``
-    unless it is positive; both messages name the argument ``arg``."""
+def check_positive_int(value: Any, name: str) -> int:
+    """Return ``value`` if it is an int >= 1 (``bool`` is not an int here).
+
+    Raises ``TypeError`` for anything that is not an int and ``ValueError`` for an int < 1;
+    both messages name the argument ``name``.
+    """
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{arg} must be a positive int; got {type(value).__name__} {value!r}")
-    if value <= 0:
-        raise ValueError(f"{arg} must be a positive int; got {value!r}")
+        raise TypeError(f"{name} must be a positive int; got {type(value).__name__} {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be a positive int; got {value!r}")
+    return value
+
+
+def check_non_negative_int(value: Any, name: str) -> int:
+    """Return ``value`` if it is an int >= 0 (not ``bool``); ``TypeError`` / ``ValueError``
+    otherwise, naming the argument ``name`` (seeds, indices)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be a non-negative int; got {type(value).__name__} "
+                        f"{value!r}")
+    if value < 0:
+        raise ValueError(f"{name} must be a non-negative int; got {value!r}")
+    return value
+
+
+def in_notebook() -> bool:
+    """True inside a Jupyter kernel (IPython's ``ZMQInteractiveShell``), False in a terminal,
+    a script or plain IPython."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython is a dependency of the book
+        return False
+    shell = get_ipython()
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
 
 
 class Timer:
@@ -60,9 +88,7 @@ class Accumulator:
     """Accumulate sums over ``n`` variables (d2l's ``Accumulator``)."""
 
     def __init__(self, n: int) -> None:
-        if not isinstance(n, int) or n < 1:
-            raise ValueError(f"n must be a positive int; got {n!r}")
-        self.data = [0.0] * n
+        self.data = [0.0] * check_positive_int(n, "n")
 
     def add(self, *args: float) -> None:
         """Add ``len(args) == n`` values, one per variable."""
@@ -85,8 +111,7 @@ class Accumulator:
 
 def try_gpu(i: int = 0) -> torch.device:
     """Return ``cuda:i`` if that GPU exists, else Apple's ``mps`` if available, else ``cpu``."""
-    if i < 0:
-        raise ValueError(f"i must be a non-negative GPU index; got {i}")
+    check_non_negative_int(i, "i")
     if torch.cuda.is_available() and torch.cuda.device_count() > i:
         return torch.device(f"cuda:{i}")
     mps = getattr(torch.backends, "mps", None)
@@ -101,8 +126,7 @@ def set_seed(seed: int, deterministic: bool = True) -> None:
     With ``deterministic=True`` PyTorch is asked for deterministic algorithms (warning, not
     failing, where none exists), so two CPU runs with the same seed are bit-for-bit equal.
     """
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int; got {seed!r}")
+    check_non_negative_int(seed, "seed")
     random.seed(seed)
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)
