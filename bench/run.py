@@ -1,7 +1,7 @@
 """Benchmarks of d2lmini: training against the d2l package, KV-cache decoding, the attention
 paths, the book build, a profile of training. Not part of the test suite.
 
-    python bench/run.py [--quick] [--only train|decode|attention|build|profiling] [--device cpu]
+    python bench/run.py [--quick] [--only train|decode|attention|build|profiling|time_to_bleu] [--device cpu]
 
 Each benchmark is a module of this package whose docstring says what it measures; it writes
 ``bench/results/<name>.json`` with the machine, that description, the settings, every
@@ -23,8 +23,8 @@ sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 import torch  # noqa: E402
 
-BENCHMARKS = ("train", "decode", "attention", "build", "profiling")
-DEFAULT = ("train", "decode", "attention")  # build and profiling only when named
+BENCHMARKS = ("train", "decode", "attention", "build", "profiling", "time_to_bleu")
+DEFAULT = ("train", "decode", "attention")  # the others only when named
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,7 +8,7 @@ exists, so that readers of d2l feel at home; every public name is exported here:
 
 __version__ = "0.1.0"  # first: the data modules name it in their announcements
 
-from . import (attention, data, datahub, decode, distributed, grammar,  # noqa: E402
+from . import (attention, cache, data, datahub, decode, distributed, grammar,  # noqa: E402
                metrics, plotting, text8, train, transformer, utils)
 from .utils import *  # noqa: F401,F403,E402
 from .attention import *  # noqa: F401,F403,E402
@@ -22,9 +22,10 @@ from .decode import *  # noqa: F401,F403,E402
 from .metrics import *  # noqa: F401,F403,E402
 from .plotting import *  # noqa: F401,F403,E402
 from .distributed import *  # noqa: F401,F403,E402
+from .cache import *  # noqa: F401,F403,E402
 
 #: The modules by concept, in the order the book introduces them.
 MODULES = (utils, attention, transformer, datahub, data, grammar, text8, train, decode,
-           metrics, plotting, distributed)
+           metrics, plotting, distributed, cache)
 
 __all__ = [name for module in MODULES for name in module.__all__]

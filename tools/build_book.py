@@ -250,6 +250,9 @@ def build_edition(lang: str, *, variant: str, toc_path: Path, strict: bool, asse
     # become the page's images. Sphinx itself draws nothing.
     env.pop("MPLBACKEND", None)
     env["D2LMINI_LANG"] = lang  # the kernels label plots (and say where data came from) in it
+    # trained weights cached by the chapters (d2lmini.load_or_train): the second edition loads
+    # what the first trained; a build from clean (no _build) trains afresh
+    env.setdefault("D2LMINI_TRAIN_CACHE", str(CACHE_ROOT.parent / ".train_cache"))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
     log(f"{lang}: sphinx-build {' '.join(cmd[4:])}")
     t0 = time.perf_counter()

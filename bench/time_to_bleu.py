@@ -1,0 +1,169 @@
+"""Time to BLEU: held-out sacreBLEU reached by d2lmini's training and by d2l 0.17.6's own
+Transformer and loop after the same wall-clock training budgets, on the same English-French
+pairs and held-out split. Data: the first ``num_examples`` pairs of fra-eng whose sides are
+both shorter than ``num_steps`` tokens, split with d2lmini.split_held_out (whole English
+sentences held out, all their translations as references; vocabularies from the training
+pairs only, min_freq 2). Models: d2lmini.make_transformer and bench/d2l_reference.py's
+d2l_transformer with the same sizes. Loops: d2lmini's seq2seq_step (token-normalised masked
+cross-entropy, fused attention, fused Adam, clipping to norm 1) and d2l 0.17.6's train_seq2seq
+body written out (Xavier initialisation once, Adam, d2l.MaskedSoftmaxCELoss summed, d2l's
+grad_clipping to 1), both without a schedule and with the same learning rate. Interleaving:
+the two libraries train in alternating slices of ``slice_s`` seconds, so that both see the
+same load; each library's clock counts only its own training time. When a library's clock
+passes a budget, its model is scored on the held-out sentences (greedy decoding with its own
+predict_seq2seq for d2l, d2lmini.translate for d2lmini; the scoring is not timed) with
+d2lmini.corpus_bleu (sacreBLEU, 13a, 0-100). 'd2lmini_seconds_to_d2l_final_bleu' is the
+smallest budget at which d2lmini's BLEU reached d2l's BLEU at the largest budget (None if it
+did not). Budgets smaller than the issue's 1, 2 and 5 minutes when the run says so in
+'budgets_note'."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import torch
+
+import d2lmini
+
+from . import common
+
+CONFIG = dict(model=dict(num_hiddens=64, ffn_num_hiddens=128, num_heads=4, num_layers=2,
+                         dropout=0.1),
+              batch_size=128, num_steps=10, lr=1e-3, num_examples=40000, test_fraction=0.02,
+              seed=0, slice_s=5.0, max_test=300)
+
+
+def load(cfg: dict) -> dict:
+    with common.quiet():
+        text = d2lmini.read_data_nmt()
+    source, target = d2lmini.tokenize_nmt(d2lmini.preprocess_nmt(text), cfg["num_examples"])
+    pairs = [(s, t) for s, t in zip(source, target)
+             if len(s) < cfg["num_steps"] and len(t) < cfg["num_steps"]]
+    tr_s, tr_t, te_s, te_r = d2lmini.split_held_out([s for s, _ in pairs],
+                                                    [t for _, t in pairs],
+                                                    cfg["test_fraction"], cfg["seed"])
+    te_s, te_r = te_s[:cfg["max_test"]], te_r[:cfg["max_test"]]
+    reserved = ["<pad>", "<bos>", "<eos>"]
+    src_vocab = d2lmini.Vocab(tr_s, min_freq=2, reserved_tokens=reserved)
+    tgt_vocab = d2lmini.Vocab(tr_t, min_freq=2, reserved_tokens=reserved)
+    X, X_len = d2lmini.build_array_nmt(tr_s, src_vocab, cfg["num_steps"])
+    Y, Y_len = d2lmini.build_array_nmt(tr_t, tgt_vocab, cfg["num_steps"])
+    return dict(arrays=(X, X_len, Y, Y_len), src_vocab=src_vocab, tgt_vocab=tgt_vocab,
+                test_src=te_s, test_refs=[[" ".join(t) for t in r] for r in te_r],
+                num_train=len(tr_s))
+
+
+class Trainer:
+    """One library's model, optimiser and loop, trained a slice at a time."""
+
+    def __init__(self, which: str, cfg: dict, data: dict, device) -> None:
+        from .train import build, d2l_library
+        self.which, self.cfg, self.data, self.device = which, cfg, data, device
+        torch.manual_seed(cfg["seed"])
+        self.net = build(which, cfg, data["src_vocab"], data["tgt_vocab"]).to(device)
+        self.bos = data["tgt_vocab"]["<bos>"]
+        if which == "d2lmini":
+            d2lmini.init_seq2seq_weights(self.net)
+            self.opt = d2lmini.make_adam(self.net, cfg["lr"], device)
+            self.loss = d2lmini.MaskedSoftmaxCELoss()
+        else:
+            self.d2l = d2l_library().d2l
+            self.net.apply(d2lmini.xavier_init_weights)  # the rule of d2l's train_seq2seq
+            self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg["lr"])
+            self.loss = self.d2l.MaskedSoftmaxCELoss()
+        gen = torch.Generator().manual_seed(cfg["seed"])
+        self.loader = torch.utils.data.DataLoader(
+            torch.utils.data.TensorDataset(*data["arrays"]), cfg["batch_size"], shuffle=True,
+            generator=gen)
+        self.batches = iter(())
+        self.seconds, self.steps, self.epochs = 0.0, 0, 0
+
+    def _next(self):
+        try:
+            return next(self.batches)
+        except StopIteration:
+            self.epochs += 1
+            self.batches = iter(self.loader)
+            return next(self.batches)
+
+    def _step(self, batch) -> None:
+        if self.which == "d2lmini":
+            d2lmini.seq2seq_step(self.net, batch, self.loss, self.opt, self.bos, self.device,
+                                 grad_clip=1.0)
+            return
+        X, X_valid_len, Y, Y_valid_len = [x.to(self.device) for x in batch]
+        self.opt.zero_grad()
+        bos = torch.tensor([self.bos] * Y.shape[0], device=self.device).reshape(-1, 1)
+        dec_input = torch.cat([bos, Y[:, :-1]], 1)
+        Y_hat, _ = self.net(X, dec_input, X_valid_len)
+        loss = self.loss(Y_hat, Y, Y_valid_len)
+        loss.sum().backward()
+        self.d2l.grad_clipping(self.net, 1)
+        self.opt.step()
+
+    def train_until(self, seconds: float) -> None:
+        """Train until this library's clock reaches ``seconds`` (whole steps)."""
+        self.net.train()
+        while self.seconds < seconds:
+            batch = self._next()
+            t0 = time.perf_counter()
+            self._step(batch)
+            common.sync(self.device)
+            self.seconds += time.perf_counter() - t0
+            self.steps += 1
+
+    def bleu(self) -> float:
+        data, cfg = self.data, self.cfg
+        self.net.eval()
+        with torch.no_grad(), common.quiet():
+            if self.which == "d2lmini":
+                out = d2lmini.translate(self.net, data["test_src"], data["src_vocab"],
+                                        data["tgt_vocab"], cfg["num_steps"], self.device)
+                preds = [" ".join(t) for t in out]
+            else:
+                preds = [self.d2l.predict_seq2seq(self.net, " ".join(s), data["src_vocab"],
+                                                  data["tgt_vocab"], cfg["num_steps"],
+                                                  self.device)[0]
+                         for s in data["test_src"]]
+        return d2lmini.corpus_bleu(preds, data["test_refs"]).score
+
+
+def run(args, device, budgets: tuple[float, ...] | None = None, note: str | None = None
+        ) -> dict:
+    cfg = dict(CONFIG)
+    budgets = budgets or ((20.0, 40.0, 80.0) if args.quick else (60.0, 120.0, 300.0))
+    data = load(cfg)
+    signature = d2lmini.corpus_bleu(["a"], ["a"]).signature
+    print(f"[time_to_bleu] {data['num_train']} training pairs, {len(data['test_src'])} "
+          f"held-out sentences, budgets {budgets} s", flush=True)
+    trainers = {w: Trainer(w, cfg, data, device) for w in ("d2lmini", "d2l")}
+    marks: dict = {w: [] for w in trainers}
+    clock, r = 0.0, 0
+    pending = list(budgets)
+    while pending:
+        clock = min(clock + cfg["slice_s"], pending[0])
+        order = list(trainers) if r % 2 == 0 else list(reversed(trainers))
+        for w in order:
+            trainers[w].train_until(clock)
+        r += 1
+        if clock >= pending[0]:
+            b = pending.pop(0)
+            for w, t in trainers.items():
+                marks[w].append({"budget_s": b, "train_seconds": t.seconds, "steps": t.steps,
+                                 "epochs_started": t.epochs, "bleu": t.bleu()})
+            print("  [time_to_bleu] budget {:.0f} s: ".format(b) + ", ".join(
+                f"{w} BLEU {marks[w][-1]['bleu']:.2f} ({marks[w][-1]['steps']} steps)"
+                for w in trainers), flush=True)
+    final_d2l = marks["d2l"][-1]["bleu"]
+    reach = next((m["budget_s"] for m in marks["d2lmini"] if m["bleu"] >= final_d2l), None)
+    result = {"config": cfg, "budgets_s": list(budgets), "budgets_note": note,
+              "num_train_pairs": data["num_train"], "num_test_sentences": len(data["test_src"]),
+              "bleu_signature": signature, "marks": marks,
+              "d2lmini_seconds_to_d2l_final_bleu": reach,
+              "ratios": {"bleu_d2lmini_minus_d2l_at_each_budget":
+                         [a["bleu"] - b["bleu"] for a, b in zip(marks["d2lmini"], marks["d2l"])],
+                         "steps_d2lmini_over_d2l_at_largest_budget":
+                         marks["d2lmini"][-1]["steps"] / max(marks["d2l"][-1]["steps"], 1)}}
+    common.write(sys.modules[__name__], result, device)
+    return result

@@ -1,0 +1,85 @@
+"""Trained weights cached on disk, keyed by a fingerprint of the data and the configuration.
+
+The book builds each chapter twice (中文 and English) with identical code: a model trained in
+the first edition is loaded, not trained again, in the second. A key is a hash of everything
+that determines the weights (the training pairs, the hyperparameters, the seed, the torch
+version), so changing any of them trains afresh.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import asdict, is_dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+from torch import nn
+
+from .datahub import get_cache_dir
+
+__all__ = ["fingerprint", "train_cache_dir", "load_or_train"]
+
+
+def fingerprint(*parts: Any) -> str:
+    """A 16-hex-digit SHA-256 of ``parts`` (JSON-serialisable: str, numbers, bools, None, and
+    lists, tuples or dicts of them, e.g. token lists and a hyperparameter dict) and the torch
+    version. Equal parts give equal keys; a change anywhere gives another key."""
+    try:
+        text = json.dumps([torch.__version__, *parts], sort_keys=True, ensure_ascii=False)
+    except TypeError as e:
+        raise TypeError(f"parts must be JSON-serialisable (str, numbers, lists, dicts); {e}") \
+            from None
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def train_cache_dir(cache_dir: str | os.PathLike | None = None) -> Path:
+    """Where trained weights are kept: ``cache_dir`` if given, else ``$D2LMINI_TRAIN_CACHE``
+    (the book's build sets it under ``_build/``), else ``trained/`` in the download cache
+    (:func:`d2lmini.get_cache_dir`). Not created here."""
+    if cache_dir is not None:
+        return Path(cache_dir).expanduser()
+    env = os.environ.get("D2LMINI_TRAIN_CACHE")
+    return Path(env).expanduser() if env else get_cache_dir() / "trained"
+
+
+def load_or_train(net: nn.Module, key: str, train: Callable[[], Any], *,
+                  cache_dir: str | os.PathLike | None = None) -> tuple[Any, bool]:
+    """Load ``net``'s weights saved under ``key``, or call ``train()`` and save them.
+
+    Args:
+        net: the model; ``train`` must train this very module (in place).
+        key: e.g. :func:`fingerprint` of the data and configuration (letters, digits, ``-_``).
+        train: trains ``net`` and returns what should be remembered with the weights (e.g. a
+            :class:`d2lmini.TrainResult`; a dataclass is stored as a dict and given back as
+            one, anything else must be picklable by ``torch.save``).
+        cache_dir: see :func:`train_cache_dir`.
+
+    Returns:
+        ``(result, cached)``: ``train()``'s return value (as a dict when it is a dataclass,
+        whether trained now or loaded) and whether the weights came from the cache. The weights are loaded onto the device
+        ``net``'s parameters are on.
+    """
+    if not isinstance(net, nn.Module):
+        raise TypeError(f"net must be a torch.nn.Module; got {type(net).__name__}")
+    if not isinstance(key, str) or not key or not key.replace("-", "").replace("_", "") \
+            .isalnum():
+        raise ValueError(f"key must be a non-empty str of letters, digits, '-' and '_'; "
+                         f"got {key!r}")
+    if not callable(train):
+        raise TypeError(f"train must be callable; got {type(train).__name__}")
+    path = train_cache_dir(cache_dir) / f"{key}.pt"
+    if path.exists():
+        device = next(net.parameters()).device
+        saved = torch.load(path, map_location=device, weights_only=False)
+        net.load_state_dict(saved["state_dict"])
+        return saved["result"], True
+    result = train()
+    stored = asdict(result) if is_dataclass(result) and not isinstance(result, type) else result
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    torch.save({"state_dict": net.state_dict(), "result": stored}, tmp)
+    os.replace(tmp, path)  # atomic: a concurrent reader sees the whole file or none
+    return stored, False
