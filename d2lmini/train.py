@@ -304,7 +304,7 @@ def transformer_lr_lambda(d_model: int, warmup_steps: int = 4000) -> Callable[[i
 
 def average_checkpoints(state_dicts: Sequence[Mapping[str, torch.Tensor]]
                         ) -> dict[str, torch.Tensor]:
-    """The element-wise mean of several checkpoints (``state_dict``s) of one model.
+    """The element-wise mean of several checkpoints of one model (each a ``state_dict()``).
 
     The paper averages the last 5 checkpoints of its base models (written at 10-minute
     intervals) and the last 20 of its big ones; the mean of nearby points of one training run
