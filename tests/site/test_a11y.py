@@ -10,12 +10,7 @@
 """
 from __future__ import annotations
 
-import functools
-import http.server
 import re
-import shutil
-import threading
-from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
@@ -23,43 +18,12 @@ from built_book import BUILD, HTML, LANGS, ROOT, build, toc_files
 
 pytestmark = [pytest.mark.browser, pytest.mark.book]
 
-CHROMIUM = "/usr/bin/chromium"
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 SHOTS = BUILD / "screenshots"
 CJK = re.compile("[\u4e00-\u9fff]")
 # Rules not enforced, with the reason. Empty: every axe rule applies.
 EXCLUDED: dict[str, str] = {}
 PLOT_PAGE = "attention-pytorch"  # heat maps and line plots drawn by code
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture(scope="module")
-def site():
-    build()
-    handler = functools.partial(_Quiet, directory=str(HTML))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
-        pytest.fail("Debian's chromium is needed for the browser tests (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                              args=["--no-sandbox", "--disable-gpu",
-                                    "--disable-background-networking"])
-        yield b
-        b.close()
 
 
 def _page(browser, site, **ctx_args):

@@ -6,53 +6,13 @@ collapsed exercise solutions, and saves screenshots into ``_build/screenshots/``
 """
 from __future__ import annotations
 
-import functools
-import http.server
-import shutil
-import threading
-from pathlib import Path
-
 import pytest
-from built_book import BUILD, HTML, build
+from built_book import BUILD
 
 pytestmark = [pytest.mark.browser, pytest.mark.book]
 
-CHROMIUM = "/usr/bin/chromium"
 SHOTS = BUILD / "screenshots"
 CHAPTER = "mha-numpy"  # has math, figures, plots and exercises in both editions
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture(scope="module")
-def site():
-    build()
-    handler = functools.partial(_Quiet, directory=str(HTML))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
-        pytest.fail("Debian's chromium is needed for the browser test (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        yield b
-        b.close()
 
 
 @pytest.fixture()

@@ -2,16 +2,13 @@
 editions with MathJax, and its pages work from the disk in a browser with the network cut off."""
 from __future__ import annotations
 
-import shutil
 import zipfile
-from pathlib import Path
 
 import pytest
 from built_book import BUILD, HTML, LANGS, build, toc_files
 
 pytestmark = [pytest.mark.browser, pytest.mark.book]
 
-CHROMIUM = "/usr/bin/chromium"
 ZIP = BUILD / "transformer-book-html.zip"
 FOLDER = "transformer-book-html"
 
@@ -42,21 +39,6 @@ def test_zip_holds_both_editions_and_mathjax(unzipped):
     landing = (HTML / "index.html").read_text(encoding="utf-8")
     assert 'href="transformer-book-html.zip"' in landing, "the landing page does not link the zip"
     assert (HTML / "transformer-book-html.zip").is_file(), "the zip is not in the site"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
-        pytest.fail("Debian's chromium is needed for the browser tests (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                              args=["--no-sandbox", "--disable-gpu",
-                                    "--disable-background-networking",
-                                    "--allow-file-access-from-files"])
-        yield b
-        b.close()
 
 
 @pytest.mark.parametrize("lang", LANGS)
