@@ -33,6 +33,8 @@ class Decoded(NamedTuple):
     ``tokens[b, :lengths[b]]`` (``<eos>`` excluded; the rest of the row is ``<eos>``).
     ``scores`` ``(B,)``: beam search's length-normalised log-probability of each output
     (None for greedy search).
+
+    Taught in :ref:`sec-training-translation-predict`.
     """
 
     tokens: torch.Tensor
@@ -65,7 +67,10 @@ def length_penalty(kind: str | None = "gnmt", alpha: float = 0.6) -> LengthPenal
 
 @contextlib.contextmanager
 def _inference(net: nn.Module) -> Iterator[None]:
-    """Eval mode (no dropout) and no autograd inside; the module's mode comes back after."""
+    """Eval mode (no dropout) and no autograd inside; the module's mode comes back after.
+
+    Taught in :ref:`sec-training-translation-predict`.
+    """
     was_training = net.training
     net.eval()
     try:
@@ -77,7 +82,10 @@ def _inference(net: nn.Module) -> Iterator[None]:
 
 def _max_lens(max_len: int | torch.Tensor, batch_size: int,
               device: torch.device) -> torch.Tensor:
-    """One maximum output length per sentence, ``(B,)`` int64."""
+    """One maximum output length per sentence, ``(B,)`` int64.
+
+    Taught in :ref:`sec-training-translation-predict`.
+    """
     if isinstance(max_len, torch.Tensor):
         if max_len.shape != (batch_size,) or int(max_len.min()) < 1:
             raise ValueError(f"max_len must be a positive int or a tensor of {batch_size} "
@@ -89,7 +97,10 @@ def _max_lens(max_len: int | torch.Tensor, batch_size: int,
 def _start(net: nn.Module, src: torch.Tensor, src_valid_len: torch.Tensor | None,
            reserve: int) -> Any:
     """Encode a batch and return the decoder's initial state. Columns beyond the longest
-    source hold only padding and are cut first; without padding no mask is needed."""
+    source hold only padding and are cut first; without padding no mask is needed.
+
+    Taught in :ref:`sec-training-translation-predict`.
+    """
     if src.dim() != 2:
         raise ValueError(f"src must have shape (batch_size, num_steps); got {tuple(src.shape)}")
     if src_valid_len is not None:
@@ -124,6 +135,8 @@ def greedy_search(net: nn.Module, src: torch.Tensor, src_valid_len: torch.Tensor
 
     Returns:
         :class:`Decoded`. Decoding stops when every sentence has ended.
+
+    Taught in :ref:`sec-training-translation-predict`.
     """
     B, device = src.shape[0], src.device
     limits = _max_lens(max_len, B, device)

@@ -97,7 +97,10 @@ class MaskedSoftmaxCELoss(nn.CrossEntropyLoss):
 
 def grad_clipping(net: nn.Module, theta: float) -> torch.Tensor:
     """Rescale all gradients of ``net`` so that their global L2 norm is at most ``theta``;
-    returns the norm before clipping (``torch.nn.utils.clip_grad_norm_``)."""
+    returns the norm before clipping (``torch.nn.utils.clip_grad_norm_``).
+
+    Taught in :ref:`sec-training-translation-training`.
+    """
     if not theta > 0:
         raise ValueError(f"theta must be positive; got {theta!r}")
     params = [p for p in net.parameters() if p.grad is not None]
@@ -131,7 +134,10 @@ def make_adam(net: nn.Module, lr: float, device: torch.device | str) -> torch.op
 class Seq2SeqBatch(NamedTuple):
     """A batch of sentence pairs: ``src`` ``(B, S)`` and ``tgt`` ``(B, T)`` token ids padded
     to a common length, ``src_len`` and ``tgt_len`` ``(B,)`` their valid lengths. A data
-    loader's 4-tuples ``(X, X_valid_len, Y, Y_valid_len)`` convert with ``Seq2SeqBatch(*b)``."""
+    loader's 4-tuples ``(X, X_valid_len, Y, Y_valid_len)`` convert with ``Seq2SeqBatch(*b)``.
+
+    Taught in :ref:`sec-training-translation-training`.
+    """
 
     src: torch.Tensor
     src_len: torch.Tensor
@@ -161,6 +167,8 @@ def teacher_forcing_loss(net: nn.Module, batch: Sequence[torch.Tensor],
 
     Returns ``(loss_sum, num_tokens)``: the summed token loss (scalar) and the number of
     target tokens (int64 scalar), so that ``loss_sum / num_tokens`` is the mean per token.
+
+    Taught in :ref:`sec-training-translation-training`.
     """
     src, src_len, tgt, tgt_len = Seq2SeqBatch(*batch).trimmed().to(device)
     bos_col = torch.full((tgt.shape[0], 1), bos, dtype=tgt.dtype, device=tgt.device)
@@ -188,6 +196,8 @@ def seq2seq_step(net: nn.Module, batch: Sequence[torch.Tensor], loss: MaskedSoft
     the global batch's mean loss per token.
 
     Returns ``(loss_sum, num_tokens)`` of the batch (detached).
+
+    Taught in :ref:`sec-training-translation-training`.
     """
     loss_sum, num_tokens = teacher_forcing_loss(net, batch, loss, bos, device, amp)
     optimizer.zero_grad(set_to_none=True)
