@@ -2,10 +2,12 @@
 # what is missing (Windows: run `python tools/dev.py book` etc. directly).
 #   make book               build both editions, every chapter executed (ARGS="--lang zh" ...)
 #   make test               run the tests (ARGS="-k parity" ...)
-#   make pdf | assign | export | bench | lock | setup | clean
+#   make check              ruff, library tests, source checks (quick; for contributors)
+#   make doctor             what a bug report needs (Python, torch, fonts, TeX, data, caches)
+#   make pdf | assign | export | bench | lock | setup | system | clean
 PYTHON ?= python3
 DEV = $(PYTHON) tools/dev.py
 
-.PHONY: book test pdf assign export bench lock setup clean
-book test pdf assign export bench lock setup clean:
+.PHONY: book test check doctor pdf assign export bench lock setup system clean
+book test check doctor pdf assign export bench lock setup system clean:
 	@$(DEV) $@ $(ARGS)

@@ -79,11 +79,13 @@ def run(args, device) -> dict:
                 sdpa_kernel(*(q.view(B, HEADS, 64, -1),) * 3),
             "fused_3d ((B*h, L, d_h) inputs)": sdpa_kernel(q, q, q)}
         paths = calls(mha, 64, device)
-        result["fused_3d_max_abs_diff"] = float((paths["fused"]() - paths["fused_3d"]()).abs().max())
+        result["fused_3d_max_abs_diff"] = float(
+            (paths["fused"]() - paths["fused_3d"]()).abs().max())
         for L in lengths:  # phase 1: time
             paths = calls(mha, L, device)
-            runs = common.interleave({p: (lambda c=c: seconds(c, device)) for p, c in paths.items()},
-                                     reps, f"[attention] L={L}")
+            runs = common.interleave(
+                {p: (lambda c=c: seconds(c, device)) for p, c in paths.items()},
+                reps, f"[attention] L={L}")
             med = common.medians(runs)
             result["lengths"][str(L)] = {
                 "seconds": {p: common.summary(v) for p, v in runs.items()},

@@ -98,7 +98,7 @@ def run(args, device) -> dict:
         X = torch.randint(4, CONFIG["vocab"], (B, CONFIG["src_len"]), device=device)
         valid = torch.full((B,), CONFIG["src_len"], device=device)
 
-        def decode(name, n):
+        def decode(name, n, X=X, valid=valid):
             model, options = ways[name]
             return d2lmini.greedy_search(model, X, valid, bos=BOS, eos=None, max_len=n,
                                          **options).tokens
@@ -109,7 +109,7 @@ def run(args, device) -> dict:
             entry = result["by_batch_size"][str(B)] = {"batch_size": B, "reps": reps,
                                                        "same_tokens_check": same, "lengths": {}}
             for n in lengths:
-                comp = {name: (lambda name=name: common.timed(lambda: decode(name, n), device))
+                comp = {name: (lambda name=name, n=n: common.timed(lambda: decode(name, n), device))
                         for name in ways}
                 for fn in comp.values():  # warm-up
                     fn()

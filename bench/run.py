@@ -1,7 +1,8 @@
 """Benchmarks of d2lmini: training against the d2l package, KV-cache decoding, the attention
 paths, the book build, a profile of training. Not part of the test suite.
 
-    python bench/run.py [--quick] [--only train|decode|attention|build|profiling|time_to_bleu] [--device cpu]
+    python bench/run.py [--quick] [--only train|decode|attention|build|profiling|time_to_bleu]
+        [--device cpu]
 
 Each benchmark is a module of this package whose docstring says what it measures; it writes
 ``bench/results/<name>.json`` with the machine, that description, the settings, every

@@ -3,7 +3,8 @@
 The book builds each chapter twice (中文 and English) with identical code: a model trained in
 the first edition is loaded, not trained again, in the second. A key is a hash of everything
 that determines the weights (the training pairs, the hyperparameters, the seed, the torch
-version), so changing any of them trains afresh.
+version, and the d2lmini code that trains: every file of the package), so changing any of them
+trains afresh.
 """
 
 from __future__ import annotations
@@ -20,15 +21,35 @@ from torch import nn
 
 from .datahub import get_cache_dir
 
-__all__ = ["fingerprint", "train_cache_dir", "load_or_train"]
+__all__ = ["fingerprint", "library_fingerprint", "train_cache_dir", "load_or_train"]
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def library_fingerprint(package: str | os.PathLike | None = None) -> str:
+    """A 16-hex-digit SHA-256 of every file of the d2lmini package (or of the folder
+    ``package``): its code and corpora, so that a change to any function that trains, loads or
+    batches the data gives another key (hashing the package takes a few milliseconds)."""
+    folder = _PACKAGE if package is None else Path(package).resolve()
+    if not folder.is_dir():
+        raise ValueError(f"package must be a folder; got {str(folder)!r}")
+    h = hashlib.sha256()
+    files = sorted(p for p in folder.rglob("*")
+                   if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
+    for path in files:
+        h.update(path.relative_to(folder).as_posix().encode() + b"\0")
+        h.update(path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
 
 
 def fingerprint(*parts: Any) -> str:
     """A 16-hex-digit SHA-256 of ``parts`` (JSON-serialisable: str, numbers, bools, None, and
-    lists, tuples or dicts of them, e.g. token lists and a hyperparameter dict) and the torch
-    version. Equal parts give equal keys; a change anywhere gives another key."""
+    lists, tuples or dicts of them, e.g. token lists and a hyperparameter dict), the torch
+    version and :func:`library_fingerprint`. Equal parts give equal keys; a change anywhere,
+    or in the library's code, gives another key."""
     try:
-        text = json.dumps([torch.__version__, *parts], sort_keys=True, ensure_ascii=False)
+        text = json.dumps([torch.__version__, library_fingerprint(), *parts], sort_keys=True,
+                          ensure_ascii=False)
     except TypeError as e:
         raise TypeError(f"parts must be JSON-serialisable (str, numbers, lists, dicts); {e}") \
             from None
@@ -59,7 +80,8 @@ def load_or_train(net: nn.Module, key: str, train: Callable[[], Any], *,
 
     Returns:
         ``(result, cached)``: ``train()``'s return value (as a dict when it is a dataclass,
-        whether trained now or loaded) and whether the weights came from the cache. The weights are loaded onto the device
+        whether trained now or loaded) and whether the weights came from the cache. The
+        weights are loaded onto the device
         ``net``'s parameters are on.
     """
     if not isinstance(net, nn.Module):

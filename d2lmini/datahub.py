@@ -12,10 +12,18 @@ Every data set is looked for in this order:
    from the Wikipedia sample inside gensim for text8 (see :mod:`d2lmini.data` and
    :mod:`d2lmini.text8`).
 
-:func:`resolve` returns a :class:`DataSource` saying which of these was used; the loaders log it
+:func:`resolve` returns a :class:`DataSource` saying which of these was used (:func:`locate`
+answers for the first two alone, without downloading); the loaders log it
 as one line, ``[d2lmini] fra-eng: local data directory ...``, through the logger
 ``d2lmini.data`` (silence it with ``logging.getLogger("d2lmini").setLevel(logging.WARNING)``).
-The line names the kind of source, never a path of the machine.
+The line names the kind of source, never a path of the machine, and a failed download appears in
+it as two calm words, ``download failed``: the error itself (the URL, the resolver's or the
+server's message) is logged at DEBUG level, which the printed announcement never shows. To read
+it, attach a handler of your own::
+
+    import logging
+    logging.getLogger("d2lmini").setLevel(logging.DEBUG)
+    logging.getLogger("d2lmini").addHandler(logging.StreamHandler())  # to stderr
 """
 
 from __future__ import annotations
@@ -36,8 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from . import __version__
-from .utils import check_positive_int
+from ._version import __version__
+from .utils import check_number, check_positive_int
 
 __all__ = [
     "DATA_URL",
@@ -50,6 +58,7 @@ __all__ = [
     "get_cache_dir",
     "download",
     "download_extract",
+    "locate",
     "resolve",
 ]
 
@@ -93,7 +102,11 @@ log = logging.getLogger("d2lmini.data")
 
 class _StdoutHandler(logging.Handler):
     """Print ``[d2lmini] message`` to the *current* ``sys.stdout`` (a notebook replaces it after
-    import; stderr would show as an error block in the rendered book)."""
+    import; stderr would show as an error block in the rendered book). Only INFO and above: the
+    DEBUG details (why a download failed) never reach a page, whatever the logger's level."""
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.INFO)
 
     def emit(self, record: logging.LogRecord) -> None:
         print(f"[d2lmini] {record.getMessage()}", file=sys.stdout, flush=True)
@@ -223,15 +236,15 @@ def download(name: str, cache_dir: str | os.PathLike | None = None, *, timeout: 
     renamed into place: an interrupted or corrupted download never leaves a file that looks valid.
 
     Raises:
-        ValueError: ``name`` is not in :data:`DATA_HUB`, or a bad ``timeout``/``retries``.
+        ValueError: ``name`` is not in :data:`DATA_HUB`, or a bad ``timeout``/``retries``
+            (``TypeError`` where one is not a number at all).
         OfflineError: the file is not cached and ``D2LMINI_OFFLINE=1``.
         ChecksumError: the downloaded bytes do not have the registered SHA-1 (nothing is kept).
         OSError: every attempt failed (the last error is chained).
     """
     _check_name(name)
     check_positive_int(retries, "retries")
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-        raise ValueError(f"timeout must be a positive number of seconds; got {timeout!r}")
+    check_number(timeout, "timeout", above=0)  # seconds
     url, sha1 = DATA_HUB[name]
     cache = get_cache_dir(cache_dir)
     fname = cache / url.rsplit("/", 1)[-1]
@@ -318,14 +331,17 @@ def _published_note(name: str, path: Path) -> str:
     return "not the copy the published book uses: its numbers may differ"
 
 
-def resolve(name: str) -> DataSource:
-    """Find the file of data set ``name``: in ``$D2LMINI_DATA_DIR``, in the download cache, or by
-    downloading it (unless ``D2LMINI_OFFLINE=1``).
+def locate(name: str) -> DataSource | None:
+    """Where data set ``name`` is at hand without any download: in ``$D2LMINI_DATA_DIR``, else in
+    the download cache.
 
-    Returns a :class:`DataSource` with the file's ``path``; when none of these worked, one of
-    kind ``'offline'`` with ``path=None`` and the reason in ``detail``: the caller then uses its
-    offline corpus. A download that fails its checksum raises :class:`ChecksumError` rather than
-    falling back, so that a broken mirror is noticed.
+    Returns a :class:`DataSource` of kind ``'local'`` or ``'cache'`` (with ``path``), or ``None``
+    when neither has the file: a loader would then download it, or use its offline corpus. Never
+    touches the network, so a page can say which data a build has without fetching any (the
+    preface does).
+
+    Raises:
+        TypeError, ValueError: ``name`` is not a str, or not a data set of :data:`DATA_HUB`.
     """
     _check_name(name)
     rel = Path(DATASET_FILES[name])
@@ -337,14 +353,34 @@ def resolve(name: str) -> DataSource:
     cached = _find_in(get_cache_dir() / name, rel.name)
     if cached is not None:
         return DataSource(name, "cache", _published_note(name, cached), cached)
+    return None
+
+
+def resolve(name: str) -> DataSource:
+    """Find the file of data set ``name``: in ``$D2LMINI_DATA_DIR``, in the download cache, or by
+    downloading it (unless ``D2LMINI_OFFLINE=1``).
+
+    Returns a :class:`DataSource` with the file's ``path``; when none of these worked, one of
+    kind ``'offline'`` with ``path=None`` and the reason in ``detail`` in a few calm words (a
+    failed download's error is logged at DEBUG level, not put in ``detail``, so that no page shows
+    a URL or a resolver's message): the caller then uses its offline corpus. A download that
+    fails its checksum raises :class:`ChecksumError` rather than falling back, so that a broken
+    mirror is noticed.
+    """
+    at_hand = locate(name)
+    if at_hand is not None:
+        return at_hand
+    rel = Path(DATASET_FILES[name])
+    data_dir = os.environ.get("D2LMINI_DATA_DIR", "").strip()
     reasons = ["no local data directory" if not data_dir else f"no {rel} in the local data "
                "directory", "not in the download cache"]
     if _offline():
         return DataSource(name, "offline", ", ".join(reasons + ["D2LMINI_OFFLINE=1"]))
     try:
         extracted = download_extract(name)
-    except OSError as e:
-        return DataSource(name, "offline", ", ".join(reasons + [f"download failed: {e}"]))
+    except OSError as e:  # the details go to the log (DEBUG), not into the announcement
+        log.debug("%s: download failed: %s", name, e)
+        return DataSource(name, "offline", ", ".join(reasons + ["download failed"]))
     found = _find_in(extracted, rel.name)
     if found is None:
         raise FileNotFoundError(f"{name}: the archive has no file named {rel.name}")

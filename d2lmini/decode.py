@@ -18,9 +18,9 @@ from torch import nn
 
 from .attention import keep_attention_weights
 from .data import build_array_nmt, preprocess_nmt
-from .utils import check_positive_int
+from .utils import check_number, check_positive_int
 
-__all__ = ["Decoded", "length_penalty", "greedy_search", "beam_search", "sequence_log_probs",
+__all__ = ["Decoded", "length_penalty", "greedy_search", "beam_search",
            "predict_seq2seq", "translate"]
 
 LengthPenalty = Callable[[torch.Tensor], torch.Tensor]
@@ -56,8 +56,7 @@ def length_penalty(kind: str | None = "gnmt", alpha: float = 0.6) -> LengthPenal
     """
     if kind not in ("gnmt", "d2l", None):
         raise ValueError(f"length_penalty kind must be 'gnmt', 'd2l' or None; got {kind!r}")
-    if not alpha >= 0:
-        raise ValueError(f"alpha must be >= 0; got {alpha!r}")
+    check_number(alpha, "alpha", minimum=0)
     if kind == "gnmt":
         return lambda n: ((5 + n.double()) / 6) ** alpha
     if kind == "d2l":
@@ -275,27 +274,6 @@ def beam_search(net: nn.Module, src: torch.Tensor, src_valid_len: torch.Tensor |
             dec_X = beams.seqs[:, :, -1].reshape(-1, 1)
     L = max(int(beams.best_lengths.max()), 1)
     return Decoded(beams.best_tokens[:, :L], beams.best_lengths, beams.best)
-
-
-def sequence_log_probs(net: nn.Module, src: torch.Tensor, src_valid_len: torch.Tensor | None,
-                       outputs: Decoded, *, bos: int, eos: int) -> torch.Tensor:
-    """``log P(Y <eos> | X)`` of given outputs under the model, by teacher forcing.
-
-    For each sentence ``b``, the sum of the log-probabilities of its output tokens
-    ``outputs.tokens[b, :outputs.lengths[b]]`` and of an ``<eos>`` after them. Returns
-    ``(B,)`` float64; used to compare decoders."""
-    tokens, lengths = outputs.tokens, outputs.lengths
-    B = tokens.shape[0]
-    target = torch.cat([tokens, torch.full((B, 1), eos, dtype=tokens.dtype,
-                                           device=tokens.device)], dim=1)
-    target = target.scatter(1, lengths[:, None], eos)  # <eos> right after each output
-    dec_X = torch.cat([torch.full((B, 1), bos, dtype=tokens.dtype, device=tokens.device),
-                       target[:, :-1]], dim=1)
-    with _inference(net):
-        logits, _ = net(src, dec_X, src_valid_len)
-        logp = torch.log_softmax(logits.double(), dim=-1).gather(2, target[:, :, None])[..., 0]
-    keep = torch.arange(target.shape[1], device=tokens.device) <= lengths[:, None]
-    return logp.masked_fill(~keep, 0.0).sum(dim=1)
 
 
 def predict_seq2seq(net: nn.Module, src_sentence: str, src_vocab: Any, tgt_vocab: Any,

@@ -17,7 +17,6 @@ What makes a run with N processes equal to one process on the same global batch:
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from pathlib import Path
@@ -33,7 +32,7 @@ from torch.utils.data import DataLoader, Dataset, DistributedSampler, TensorData
 from .attention import keep_attention_weights
 from .train import (MaskedSoftmaxCELoss, TrainResult, init_seq2seq_weights, make_adam,
                     seq2seq_step)
-from .utils import check_non_negative_int, check_positive_int
+from .utils import check_non_negative_int, check_number, check_positive_int
 
 __all__ = ["setup_distributed", "cleanup_distributed", "Checkpointer", "train_seq2seq_ddp"]
 
@@ -118,19 +117,6 @@ def _use_amp(amp: Any, device: torch.device) -> bool:
     raise ValueError(f"amp must be 'auto', True or False; got {amp!r}")
 
 
-def _check_number(value: Any, name: str, *, low: float = 0.0, low_ok: bool = False,
-                  high: float = math.inf, optional: bool = False) -> None:
-    """TypeError unless ``value`` is a real number (or None when ``optional``); ValueError
-    unless ``low < value < high`` (``low <= value`` with ``low_ok``)."""
-    if value is None and optional:
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a number; got {type(value).__name__} {value!r}")
-    if not ((low <= value) if low_ok else (low < value)) or not value < high:
-        bounds = f"{'[' if low_ok else '('}{low}, {high})"
-        raise ValueError(f"{name} must be in {bounds}; got {value!r}")
-
-
 def _epoch_seed(seed: int, epoch: int, rank: int) -> int:
     """A seed for the random numbers (dropout) of one rank in one epoch, so that a resumed
     run draws exactly what an uninterrupted one would."""
@@ -202,10 +188,12 @@ def _validate(global_batch_size: int, world: int, lr: float, num_epochs: int, se
                          f"got {global_batch_size}")
     check_positive_int(num_epochs, "num_epochs")
     check_non_negative_int(seed, "seed")
-    _check_number(lr, "lr")
-    _check_number(grad_clip, "grad_clip", optional=True)
-    _check_number(label_smoothing, "label_smoothing", low_ok=True, high=1.0)
-    _check_number(max_seconds, "max_seconds", optional=True)
+    check_number(lr, "lr", above=0)
+    if grad_clip is not None:
+        check_number(grad_clip, "grad_clip", above=0)
+    check_number(label_smoothing, "label_smoothing", minimum=0, below=1)
+    if max_seconds is not None:
+        check_number(max_seconds, "max_seconds", above=0)
 
 
 def _loader(dataset: Dataset, global_batch_size: int, world: int, rank: int, seed: int,

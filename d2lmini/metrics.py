@@ -14,8 +14,41 @@ import collections
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from .utils import check_positive_int
 
-__all__ = ["bleu", "MetricResult", "corpus_bleu", "corpus_chrf"]
+__all__ = ["bleu", "MetricResult", "BLEU_CONVENTIONS", "CHRF_CONVENTIONS", "corpus_bleu",
+           "corpus_chrf"]
+
+#: How the book scores each language pair with BLEU, declared once: the chapters, the
+#: benchmarks and ``scripts/train_full.py`` pass ``pair=`` and so report the same signature.
+#: French is already split into tokens and lower-cased by ``preprocess_nmt`` (``tok:none``: split
+#: at spaces, as the model's tokens are); Chinese is scored per character (``tok:zh``).
+BLEU_CONVENTIONS: dict[str, dict[str, object]] = {
+    "fra-eng": {"tokenize": "none", "lowercase": False},
+    "cmn-eng": {"tokenize": "zh", "lowercase": False},
+}
+
+#: chrF per language pair: sacreBLEU's default character 6-grams for French; for Chinese, where
+#: one character is about one word, character n-grams up to 3 (a 6-gram of characters is
+#: already a phrase, so the default would score Chinese like a word 6-gram F-score).
+CHRF_CONVENTIONS: dict[str, dict[str, int]] = {
+    "fra-eng": {"char_order": 6, "word_order": 0},
+    "cmn-eng": {"char_order": 3, "word_order": 0},
+}
+
+
+def _convention(table: dict[str, dict], pair: str | None, given: dict[str, object],
+                defaults: dict[str, object]) -> dict[str, object]:
+    """The keyword arguments of a score: the pair's convention, or the caller's (not both)."""
+    if pair is None:
+        return {key: given[key] if given[key] is not None else defaults[key] for key in given}
+    if not isinstance(pair, str) or pair not in table:
+        raise ValueError(f"pair must be one of {sorted(table)}; got {pair!r}")
+    clash = [key for key, value in given.items() if value is not None]
+    if clash:
+        raise ValueError(f"pass either pair={pair!r} or {', '.join(clash)}, not both: the "
+                         "convention of a pair is declared once, in the table")
+    return dict(table[pair])
 
 
 def bleu(pred_seq: str, label_seq: str, k: int) -> float:
@@ -26,10 +59,7 @@ def bleu(pred_seq: str, label_seq: str, k: int) -> float:
     are skipped (d2l divides by zero there); an empty prediction scores 0. This is d2l's variant,
     in [0, 1]: the BLEU of the literature is :func:`corpus_bleu`.
     """
-    if isinstance(k, bool) or not isinstance(k, int):
-        raise TypeError(f"k must be a positive int; got {k!r}")
-    if k < 1:
-        raise ValueError(f"k must be a positive int; got {k}")
+    check_positive_int(k, "k")
     pred_tokens, label_tokens = pred_seq.split(), label_seq.split()
     len_pred, len_label = len(pred_tokens), len(label_tokens)
     if len_pred == 0:
@@ -102,16 +132,20 @@ def _streams(predictions: Sequence[str],
 
 
 def corpus_bleu(predictions: Sequence[str], references: Sequence[str | Sequence[str]], *,
-                tokenize: str = "13a", lowercase: bool = False) -> MetricResult:
+                pair: str | None = None, tokenize: str | None = None,
+                lowercase: bool | None = None) -> MetricResult:
     """Corpus-level BLEU (Papineni et al., 2002) computed by sacreBLEU, in [0, 100].
 
     Args:
         predictions: one translation per sentence, a str (the book joins tokens with spaces).
         references: for each sentence one reference (a str) or several (a list of str; the
             number may differ between sentences).
-        tokenize: sacreBLEU's tokenizer: ``'13a'`` (its default, for European languages),
-            ``'zh'`` (Chinese: one token per character), ``'none'`` (split at spaces only).
-        lowercase: compare case-insensitively.
+        pair: a language pair of :data:`BLEU_CONVENTIONS` (``'fra-eng'``, ``'cmn-eng'``): score
+            with the book's convention for it. The book's results all pass ``pair``.
+        tokenize: without ``pair``: sacreBLEU's tokenizer, ``'13a'`` (its default, for European
+            languages), ``'zh'`` (Chinese: one token per character), ``'none'`` (split at
+            spaces only).
+        lowercase: without ``pair``: compare case-insensitively (default False).
 
     Uniform weights over 1- to 4-grams, n-gram matches and lengths summed over the corpus, one
     brevity penalty ``exp(1 - r/c)`` for the corpus when it is shorter than the references, and
@@ -124,20 +158,31 @@ def corpus_bleu(predictions: Sequence[str], references: Sequence[str | Sequence[
     """
     from sacrebleu.metrics import BLEU
 
+    options = _convention(BLEU_CONVENTIONS, pair, {"tokenize": tokenize, "lowercase": lowercase},
+                          {"tokenize": "13a", "lowercase": False})
     streams = _streams(predictions, references)
-    metric = BLEU(tokenize=tokenize, lowercase=lowercase, force=True)
+    metric = BLEU(**options, force=True)
     result = metric.corpus_score(list(predictions), streams)
     return MetricResult("BLEU", float(result.score), str(metric.get_signature()), str(result))
 
 
-def corpus_chrf(predictions: Sequence[str], references: Sequence[str | Sequence[str]]
-                ) -> MetricResult:
+def corpus_chrf(predictions: Sequence[str], references: Sequence[str | Sequence[str]], *,
+                pair: str | None = None, char_order: int | None = None) -> MetricResult:
     """Corpus-level chrF (Popović, 2015), the character n-gram F-score, computed by sacreBLEU,
-    in [0, 100]. It needs no word tokenization (so it suits Chinese as well) and, unlike BLEU,
-    says something about short sentences. Arguments as :func:`corpus_bleu`."""
+    in [0, 100]. It needs no word tokenization and, unlike BLEU, says something about short
+    sentences.
+
+    Args:
+        predictions, references: as :func:`corpus_bleu`.
+        pair: a language pair of :data:`CHRF_CONVENTIONS`: the book's convention for it (for
+            Chinese, character n-grams up to 3 instead of sacreBLEU's 6).
+        char_order: without ``pair``: the longest character n-gram (sacreBLEU's default 6).
+    """
     from sacrebleu.metrics import CHRF
 
+    options = _convention(CHRF_CONVENTIONS, pair, {"char_order": char_order},
+                          {"char_order": 6})
     streams = _streams(predictions, references)
-    metric = CHRF()
+    metric = CHRF(**options)
     result = metric.corpus_score(list(predictions), streams)
     return MetricResult("chrF", float(result.score), str(metric.get_signature()), str(result))

@@ -5,9 +5,14 @@ The book has a Chinese and an English edition whose code cells are identical. A 
 therefore written in both languages, ``d2l.label("sequence length", "序列长度")``, and the
 environment variable ``D2LMINI_LANG`` (``zh`` or ``en``, default ``en``), which the book build
 and the exported notebooks set, picks one. Chinese labels need a font with Chinese glyphs: the
-first call that returns a Chinese label puts such a font (Noto Sans CJK, Source Han Sans, …) after
-matplotlib's default in the font fallback list; where no such font is installed, the labels stay
-English and one warning says why (never boxes in place of characters).
+first call that returns a Chinese label puts such a font after matplotlib's default in the font
+fallback list. The font comes with the package's requirements (``noto-cjk-sans-otc``, Noto Sans
+CJK from PyPI, SIL Open Font License), so every machine draws the same Chinese labels without a
+system font; an installed system font (Noto Sans CJK, Source Han Sans, …) is used when that
+package is missing. With ``D2LMINI_LANG=zh`` and no such font at all, a Chinese label raises
+:class:`CJKFontError` instead of silently drawing English labels, and once the CJK font is set
+up, a character that no font has (matplotlib's "Glyph ... missing" warning, a box in the plot)
+is an error too.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import torch
 from .utils import in_notebook
 
 __all__ = ["use_svg_display", "set_figsize", "set_axes", "plot", "show_heatmaps", "Animator",
-           "LANG_ENV", "plot_language", "label"]
+           "LANG_ENV", "plot_language", "label", "find_cjk_font", "CJKFontError"]
 
 #: The environment variable that names the edition's language: ``zh`` or ``en``.
 LANG_ENV = "D2LMINI_LANG"
@@ -36,7 +41,14 @@ CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "Source H
              "Noto Sans CJK TC")
 #: Substrings of the file names of such fonts, to find one installed after matplotlib's cache.
 _CJK_FILE_HINTS = ("notosanscjk", "sourcehansans", "wqy", "wenquanyi", "simhei", "msyh", "pingfang")
+#: The pip package that brings Noto Sans CJK (requirements.txt, pyproject.toml).
+CJK_FONT_PACKAGE = "noto-cjk-sans-otc"
 _cjk_state: dict[str, Any] = {}  # "font": the CJK font put into matplotlib's fallback list
+
+
+class CJKFontError(RuntimeError):
+    """``D2LMINI_LANG=zh`` but no font with Chinese characters can be found: a Chinese plot
+    would show English labels (or boxes), so it stops instead."""
 
 
 def plot_language() -> str:
@@ -49,32 +61,70 @@ def plot_language() -> str:
     raise ValueError(f"{LANG_ENV} must be 'zh' or 'en'; got {value!r}")
 
 
-def _cjk_font() -> str | None:
-    """Make matplotlib fall back to an installed CJK font; return its name, or None."""
-    if "font" not in _cjk_state:
-        from matplotlib import font_manager
+def _bundled_cjk_font_file() -> str | None:
+    """The font file of the ``noto-cjk-sans-otc`` package (Noto Sans CJK), if installed."""
+    try:
+        import noto_cjk_sans_otc
+    except ImportError:
+        return None
+    path = str(noto_cjk_sans_otc.FONT_PATH)
+    return path if os.path.isfile(path) else None
 
-        installed = {f.name for f in font_manager.fontManager.ttflist}
-        font = next((name for name in CJK_FONTS if name in installed), None)
-        if font is None:  # installed after matplotlib built its font cache (e.g. in Colab)
-            for path in font_manager.findSystemFonts():
-                if any(k in os.path.basename(path).lower() for k in _CJK_FILE_HINTS):
-                    try:
-                        font_manager.fontManager.addfont(path)
-                    except (OSError, RuntimeError, ValueError):
-                        continue
-            installed = {f.name for f in font_manager.fontManager.ttflist}
-            font = next((name for name in CJK_FONTS if name in installed), None)
+
+def _installed_cjk_font() -> str | None:
+    """The most preferred of :data:`CJK_FONTS` that matplotlib knows, or None. A font whose
+    file is gone (matplotlib's font cache outlives an uninstalled font) does not count."""
+    from matplotlib import font_manager
+
+    installed = {f.name for f in font_manager.fontManager.ttflist if os.path.isfile(f.fname)}
+    return next((name for name in CJK_FONTS if name in installed), None)
+
+
+def find_cjk_font() -> str | None:
+    """The name of a font with Chinese glyphs that matplotlib can use, or None.
+
+    Looks, in this order, at the fonts matplotlib already knows, the bundled Noto Sans CJK of
+    the ``noto-cjk-sans-otc`` package, and font files installed after matplotlib built its font
+    cache (``findSystemFonts``, e.g. apt in a running Colab kernel); a font found in a file is
+    registered with matplotlib (``fontManager.addfont``). Changes no rcParams.
+    """
+    from matplotlib import font_manager
+
+    font = _installed_cjk_font()
+    if font is not None:
+        return font
+    candidates = [_bundled_cjk_font_file()] + [
+        path for path in font_manager.findSystemFonts()
+        if any(k in os.path.basename(path).lower() for k in _CJK_FILE_HINTS)]
+    for path in filter(None, candidates):
+        try:
+            font_manager.fontManager.addfont(path)
+        except (OSError, RuntimeError, ValueError):
+            continue
+        font = _installed_cjk_font()
+        if font is not None:
+            return font
+    return None
+
+
+def _cjk_font() -> str:
+    """Make matplotlib fall back to a CJK font; return its name. Raises :class:`CJKFontError`
+    when there is none (the zh edition must not publish English labels)."""
+    if "font" not in _cjk_state:
+        font = find_cjk_font()
         if font is None:
-            warnings.warn(
+            raise CJKFontError(
                 f"{LANG_ENV}=zh but no font with Chinese characters is installed (looked for "
-                f"{', '.join(CJK_FONTS[:3])}, ...); plot labels stay in English. On Debian or "
-                "Ubuntu: apt install fonts-noto-cjk, then restart the kernel.", stacklevel=3)
-        else:
-            # matplotlib falls back glyph by glyph along font.family: Latin letters, digits and
-            # math symbols come from the default font, Chinese characters from the CJK font
-            family = [n for n in plt.rcParams["font.family"] if n != font]
-            plt.rcParams["font.family"] = family + [font]
+                f"{', '.join(CJK_FONTS[:3])}, ...), so plot labels cannot be Chinese. Install "
+                f"the font package (pip install {CJK_FONT_PACKAGE}, part of the book's "
+                "requirements) or a system font (Debian/Ubuntu: apt install fonts-noto-cjk), "
+                "then restart the kernel.")
+        # matplotlib falls back glyph by glyph along font.family: Latin letters, digits and
+        # math symbols come from the default font, Chinese characters from the CJK font
+        family = [n for n in plt.rcParams["font.family"] if n != font]
+        plt.rcParams["font.family"] = family + [font]
+        # a character no font has would be drawn as a box with a warning in the page: an error
+        warnings.filterwarnings("error", message=r"Glyph \d+ .*missing from", category=UserWarning)
         _cjk_state["font"] = font
     return _cjk_state["font"]
 
@@ -83,8 +133,8 @@ def label(en: str | Sequence[str], zh: str | Sequence[str]) -> Any:
     """A plot label (or a list of labels) in the language of the edition.
 
     ``en`` and ``zh`` are the same text in English and in Chinese (two strings, or two lists of
-    the same length for a legend). Returns ``zh`` when ``$D2LMINI_LANG`` is ``zh`` and a CJK font
-    is available (after adding it to matplotlib's fonts), otherwise ``en``.
+    the same length for a legend). Returns ``zh`` when ``$D2LMINI_LANG`` is ``zh`` (after adding
+    a CJK font to matplotlib's fonts; :class:`CJKFontError` when there is none), otherwise ``en``.
     """
     both_str = isinstance(en, str) and isinstance(zh, str)
     both_seq = (not isinstance(en, str) and not isinstance(zh, str)
@@ -94,7 +144,8 @@ def label(en: str | Sequence[str], zh: str | Sequence[str]) -> Any:
                         f"{type(en).__name__} and {type(zh).__name__}")
     if both_seq and len(en) != len(zh):
         raise ValueError(f"en and zh must have the same length; got {len(en)} and {len(zh)}")
-    if plot_language() == "zh" and _cjk_font() is not None:
+    if plot_language() == "zh":
+        _cjk_font()
         return zh if both_str else list(zh)
     return en if both_str else list(en)
 
@@ -180,13 +231,50 @@ def plot(X: Any, Y: Any = None, xlabel: str | None = None, ylabel: str | None = 
     return axes
 
 
+def _panel_titles(titles: Any, num_rows: int, num_cols: int) -> list[list[str | None]]:
+    """One title (or None) per panel: per-column titles go on the top row only."""
+    none: list[list[str | None]] = [[None] * num_cols for _ in range(num_rows)]
+    if not titles:
+        return none
+    titles = list(titles)
+    if all(isinstance(t, str) for t in titles):
+        if len(titles) != num_cols:
+            raise ValueError(f"titles must hold {num_cols} column titles or {num_rows} rows of "
+                             f"them; got {len(titles)}")
+        none[0] = titles
+        return none
+    if len(titles) != num_rows or any(len(row) != num_cols for row in titles):
+        raise ValueError(f"titles must hold {num_cols} column titles or {num_rows} rows of "
+                         f"{num_cols}; got {titles!r}")
+    return [list(row) for row in titles]
+
+
+def _has_cjk(labels: Sequence[str] | None) -> bool:
+    """Does any label hold a CJK character (which needs a CJK font in either edition)?"""
+    return any("\u2e80" <= ch <= "\u9fff" or "\uff00" <= ch <= "\uffef"
+               for text in labels or () for ch in str(text))
+
+
+def _set_ticks(axis: Any, labels: Sequence[str] | None, rotation: float) -> None:
+    """One tick per position with its label, or integer positions when there are no labels."""
+    if labels is None:
+        axis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+    else:
+        axis.set_ticks(range(len(labels)), list(labels), rotation=rotation)
+
+
 def show_heatmaps(matrices: Any, xlabel: str, ylabel: str,
-                  titles: Sequence[str] | None = None,
-                  figsize: tuple[float, float] = (2.5, 2.5), cmap: str = "Reds") -> Any:
+                  titles: Sequence[str] | Sequence[Sequence[str]] | None = None,
+                  figsize: tuple[float, float] = (2.5, 2.5), cmap: str = "Reds", *,
+                  xticklabels: Sequence[str] | None = None,
+                  yticklabels: Sequence[str] | None = None) -> Any:
     """Draw a grid of heat maps.
 
     ``matrices`` has shape ``(num_rows, num_cols, Q, K)`` (tensor or array), e.g. attention
-    weights of several layers (rows) and heads (columns). Returns the figure.
+    weights of several layers (rows) and heads (columns). ``titles``: one per column (shown
+    above the top row) or one per map (``num_rows`` lists of ``num_cols``, e.g. "layer 2, head
+    3"). ``xticklabels`` (K) and ``yticklabels`` (Q) name the keys and queries, e.g. the
+    tokens; without them the ticks are integer positions. Returns the figure.
     """
     matrices = np.asarray(_to_numpy(matrices))
     if matrices.ndim != 4:
@@ -194,20 +282,32 @@ def show_heatmaps(matrices: Any, xlabel: str, ylabel: str,
             "matrices must have shape (num_rows, num_cols, num_queries, num_keys); got "
             f"{matrices.shape}"
         )
+    num_rows, num_cols, num_q, num_k = matrices.shape
+    for name, ticks, size in (("xticklabels", xticklabels, num_k),
+                              ("yticklabels", yticklabels, num_q)):
+        if ticks is not None and len(ticks) != size:
+            raise ValueError(f"{name} must hold {size} labels; got {len(ticks)}")
+    panel_titles = _panel_titles(titles, num_rows, num_cols)
     use_svg_display()
-    num_rows, num_cols = matrices.shape[:2]
-    fig, axes = plt.subplots(num_rows, num_cols, figsize=figsize, sharex=True, sharey=True,
-                             squeeze=False)
+    if _has_cjk(xticklabels) or _has_cjk(yticklabels):  # Chinese tokens, in either edition
+        try:
+            _cjk_font()
+        except CJKFontError as err:
+            warnings.warn(f"Chinese tick labels may not render: {err}", stacklevel=2)
+    fig = plt.figure(figsize=figsize, layout="constrained")
+    axes = fig.subplots(num_rows, num_cols, sharex=True, sharey=True, squeeze=False)
     pcm = None
     for i, (row_axes, row_matrices) in enumerate(zip(axes, matrices)):
         for j, (ax, matrix) in enumerate(zip(row_axes, row_matrices)):
             pcm = ax.imshow(matrix, cmap=cmap)
+            _set_ticks(ax.xaxis, xticklabels, rotation=90)
+            _set_ticks(ax.yaxis, yticklabels, rotation=0)
             if i == num_rows - 1:
                 ax.set_xlabel(xlabel)
             if j == 0:
                 ax.set_ylabel(ylabel)
-            if titles:
-                ax.set_title(titles[j])
+            if panel_titles[i][j]:
+                ax.set_title(panel_titles[i][j], fontsize="medium")
     fig.colorbar(pcm, ax=axes, shrink=0.6)
     return fig
 

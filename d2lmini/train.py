@@ -301,10 +301,8 @@ def transformer_lr_lambda(d_model: int, warmup_steps: int = 4000) -> Callable[[i
     Returns a function of the 0-based step for ``torch.optim.lr_scheduler.LambdaLR`` (with
     the optimizer's base learning rate 1.0); it counts steps from 1.
     """
-    if d_model < 1 or warmup_steps < 1:
-        raise ValueError(
-            f"d_model and warmup_steps must be positive; got {d_model}, {warmup_steps}"
-        )
+    check_positive_int(d_model, "d_model")
+    check_positive_int(warmup_steps, "warmup_steps")
 
     def lr_lambda(step: int) -> float:
         step += 1

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from .attention import MultiHeadAttention
-from .utils import check_non_negative_int, check_positive_int
+from .utils import check_non_negative_int, check_number, check_positive_int
 
 __all__ = [
     "PositionalEncoding",
@@ -448,8 +448,7 @@ class TransformerConfig:
         if self.num_hiddens % self.num_heads:
             raise ValueError(f"num_heads must divide num_hiddens = {self.num_hiddens}; "
                              f"got {self.num_heads}")
-        if not 0 <= self.dropout < 1:
-            raise ValueError(f"dropout must be in [0, 1); got {self.dropout!r}")
+        check_number(self.dropout, "dropout", minimum=0, below=1)
         if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
             raise ValueError("share_embeddings needs one shared vocabulary: src_vocab_size must "
                              f"equal tgt_vocab_size; got {self.src_vocab_size} and "

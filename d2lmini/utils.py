@@ -1,5 +1,5 @@
-"""Small utilities: timing, accumulation, device choice, seeding, argument checks,
-notebook detection and glued ratios."""
+"""Small utilities: timing, device choice, seeding, argument checks, notebook detection and
+glued ratios."""
 
 from __future__ import annotations
 
@@ -12,8 +12,72 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["Timer", "Accumulator", "try_gpu", "set_seed", "check_positive_int",
+from . import claims
+from .claims import ClaimError
+
+__all__ = ["Timer", "try_gpu", "set_seed", "check_int", "check_number", "check_positive_int",
            "check_non_negative_int", "in_notebook", "glue_ratio"]
+
+
+def _expected(kind: str, minimum: float | None, maximum: float | None, above: float | None,
+              below: float | None) -> str:
+    """What an argument must be, in words: ``'a positive int'``, ``'a number in [0, 1)'``."""
+    article = "an" if kind == "int" else "a"
+    if kind == "int" and maximum is None and minimum in (0, 1):
+        return f"a {'positive' if minimum == 1 else 'non-negative'} int"
+    if minimum is None and maximum is None and above is not None and below is None:
+        return f"{article} {kind} > {above:g}"
+    low = (f"[{minimum:g}" if minimum is not None else
+           f"({above:g}" if above is not None else None)
+    high = (f"{maximum:g}]" if maximum is not None else
+            f"{below:g})" if below is not None else None)
+    if low is None and high is None:
+        return f"{article} {kind}"
+    if high is None:
+        return f"{article} {kind} >= {minimum:g}"
+    return f"{article} {kind} in {low or '(-inf'}, {high}"
+
+
+def _check_value(value: Any, name: str, types: tuple[type, ...], kind: str,
+                 minimum: float | None, maximum: float | None, above: float | None,
+                 below: float | None) -> Any:
+    """The check behind :func:`check_int` and :func:`check_number`."""
+    expected = _expected(kind, minimum, maximum, above, below)
+    if isinstance(value, bool) or not isinstance(value, types):
+        raise TypeError(f"{name} must be {expected}; got {type(value).__name__} {value!r}")
+    # written as "not (ok)" so that NaN, which compares False with everything, is refused
+    if not ((minimum is None or value >= minimum) and (maximum is None or value <= maximum)
+            and (above is None or value > above) and (below is None or value < below)
+            and value == value):
+        raise ValueError(f"{name} must be {expected}; got {value!r}")
+    return value
+
+
+def check_int(value: Any, name: str, *, minimum: int | None = None,
+              maximum: int | None = None) -> int:
+    """Return ``value`` if it is an int (``bool`` is not an int here) with
+    ``minimum <= value <= maximum`` (None: no bound on that side).
+
+    Raises ``TypeError`` for anything that is not an int and ``ValueError`` for an int out of
+    range; both messages name the argument ``name`` and what it must be
+    (``"num_pairs must be a positive int; got 0"``).
+    """
+    return _check_value(value, name, (int,), "int", minimum, maximum, None, None)
+
+
+def check_number(value: Any, name: str, *, minimum: float | None = None,
+                 maximum: float | None = None, above: float | None = None,
+                 below: float | None = None) -> float:
+    """Return ``value`` if it is a real number (an int or a float, not ``bool``, not NaN)
+    within the given bounds: ``minimum <= value <= maximum``, ``above < value < below``
+    (None: no such bound).
+
+    Raises ``TypeError`` for anything that is not a number and ``ValueError`` for a number
+    out of range or NaN, naming the argument and the range
+    (``"timeout must be a number > 0; got 0"``,
+    ``"test_fraction must be a number in [0, 1); got 1.5"``).
+    """
+    return _check_value(value, name, (int, float), "number", minimum, maximum, above, below)
 
 
 def check_positive_int(value: Any, name: str) -> int:
@@ -22,22 +86,13 @@ def check_positive_int(value: Any, name: str) -> int:
     Raises ``TypeError`` for anything that is not an int and ``ValueError`` for an int < 1;
     both messages name the argument ``name``.
     """
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be a positive int; got {type(value).__name__} {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be a positive int; got {value!r}")
-    return value
+    return check_int(value, name, minimum=1)
 
 
 def check_non_negative_int(value: Any, name: str) -> int:
     """Return ``value`` if it is an int >= 0 (not ``bool``); ``TypeError`` / ``ValueError``
     otherwise, naming the argument ``name`` (seeds, indices)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be a non-negative int; got {type(value).__name__} "
-                        f"{value!r}")
-    if value < 0:
-        raise ValueError(f"{name} must be a non-negative int; got {value!r}")
-    return value
+    return check_int(value, name, minimum=0)
 
 
 def in_notebook() -> bool:
@@ -84,31 +139,6 @@ class Timer:
         return np.cumsum(self.times).tolist()
 
 
-class Accumulator:
-    """Accumulate sums over ``n`` variables (d2l's ``Accumulator``)."""
-
-    def __init__(self, n: int) -> None:
-        self.data = [0.0] * check_positive_int(n, "n")
-
-    def add(self, *args: float) -> None:
-        """Add ``len(args) == n`` values, one per variable."""
-        if len(args) != len(self.data):
-            raise ValueError(
-                f"add() expects {len(self.data)} values (one per variable); got {len(args)}"
-            )
-        self.data = [a + float(b) for a, b in zip(self.data, args)]
-
-    def reset(self) -> None:
-        """Set every sum back to zero."""
-        self.data = [0.0] * len(self.data)
-
-    def __getitem__(self, idx: int) -> float:
-        return self.data[idx]
-
-    def __len__(self) -> int:
-        return len(self.data)
-
-
 def try_gpu(i: int = 0) -> torch.device:
     """Return ``cuda:i`` if that GPU exists, else Apple's ``mps`` if available, else ``cpu``."""
     check_non_negative_int(i, "i")
@@ -149,8 +179,9 @@ def glue_ratio(name: str, value: float, low: float | None = None,
     The book's tests check that every ratio quoted in prose is glued through this function and
     that the sentences quoting it write its bounds. Returns None (nothing to display).
 
-    Raises ``AssertionError`` when ``value`` is outside the bounds (or NaN while bounded),
-    ``ValueError`` for a name that is not a glue name or bounds with ``low > high``.
+    Raises ``ClaimError`` (an ``AssertionError``) when ``value`` is outside the bounds (or NaN
+    while bounded), ``ValueError`` for a name that is not a glue name or bounds with
+    ``low > high``.
     """
     if not isinstance(name, str) or not name.replace("_", "").isalnum():
         raise ValueError(f"name must be a glue name such as 'ch8_attn_growth'; got {name!r}")
@@ -160,10 +191,15 @@ def glue_ratio(name: str, value: float, low: float | None = None,
     bounded = low is not None or high is not None
     if bounded and (math.isnan(value) or (low is not None and value < low)
                     or (high is not None and value > high)):
-        raise AssertionError(
+        raise ClaimError(
             f"{name} = {value:.4g} is outside [{low}, {high}], the bounds the text states about "
             "it; the measurement contradicts the sentence (rerun on a quieter machine, or fix "
             "the experiment)")
     from myst_nb import glue  # the book's notebooks run under myst-nb
 
     glue(name, value, display=False)
+    if bounded:  # the bounds are what the sentence claims: listed in the execution report
+        bounds = " ≤ ".join([*([f"{low:g}"] if low is not None else []), name,
+                             *([f"{high:g}"] if high is not None else [])])
+        claims._record({"name": name, "kind": "guarded", "statement": bounds, "holds": True,
+                        "values": {name: claims._plain(value)}})

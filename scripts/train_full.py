@@ -17,7 +17,6 @@ the small corpus shipped in the package; the source is printed and recorded).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import logging
 import platform
@@ -80,6 +79,16 @@ def load_pairs(max_examples: int | None) -> tuple[list, list, str]:
     return source, target, str(data_source)
 
 
+def held_out_split(source: list, target: list, test_fraction: float = 0.02,
+                   seed: int = 0) -> tuple[list, list, list, list]:
+    """``d2l.split_held_out``: ``test_fraction`` of the *distinct* English sentences held out
+    with all their translations as references, so that no held-out sentence is trained on in
+    any of its translations (a split of the lines would train on a held-out sentence's other
+    translations). Returns ``(train_src, train_tgt, test_src, test_refs)``, ``test_refs[i]``
+    the list of token lists of ``test_src[i]``'s translations."""
+    return d2l.split_held_out(source, target, test_fraction, seed=seed)
+
+
 def device_name(device: torch.device) -> str:
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
@@ -94,7 +103,7 @@ def main(argv: list[str] | None = None) -> dict:
     try:
         source, target, data_source = load_pairs(args.max_examples)
         say(f"[d2lmini] {data_source}", flush=True)
-        train_src, train_tgt, test_src, test_tgt = d2l.split_nmt(source, target, 0.02, seed=0)
+        train_src, train_tgt, test_src, test_refs = held_out_split(source, target)
         keep = [i for i, (s, t) in enumerate(zip(train_src, train_tgt))
                 if len(s) < args.num_steps and len(t) < args.num_steps]  # + <eos> fits
         train_src, train_tgt = [train_src[i] for i in keep], [train_tgt[i] for i in keep]
@@ -103,7 +112,8 @@ def main(argv: list[str] | None = None) -> dict:
         arrays = (*d2l.build_array_nmt(train_src, src_vocab, args.num_steps),
                   *d2l.build_array_nmt(train_tgt, tgt_vocab, args.num_steps))
         say(f"{len(source)} pairs: {len(train_src)} for training (pairs longer than "
-            f"{args.num_steps - 1} tokens dropped), {len(test_src)} held out; vocabularies "
+            f"{args.num_steps - 1} tokens dropped), {len(test_src)} English sentences held out "
+            f"with all their translations; vocabularies "
             f"{len(src_vocab)} (en) and {len(tgt_vocab)} (fr); world size {world_size} on "
             f"{device_name(device)}", flush=True)
 
@@ -135,21 +145,25 @@ def main(argv: list[str] | None = None) -> dict:
     tic = time.perf_counter()
     preds = d2l.translate(net, test_src[:n_eval], src_vocab, tgt_vocab, args.num_steps, device,
                           beam_size=args.beam_size, amp=amp)
-    bleu = d2l.corpus_bleu([" ".join(p) for p in preds],  # sacreBLEU, 0-100
-                           [" ".join(t) for t in test_tgt[:n_eval]])
+    bleu = d2l.corpus_bleu([" ".join(p) for p in preds],  # sacreBLEU, 0-100, chapter 6's
+                           [[" ".join(t) for t in refs] for refs in test_refs[:n_eval]],
+                           pair="fra-eng")
     eval_seconds = time.perf_counter() - tic
     search = "greedy" if args.beam_size == 1 else f"beam {args.beam_size}"
-    print(f"held-out sacreBLEU {bleu.score:.1f} on {n_eval} pairs ({search}, "
+    print(f"held-out sacreBLEU {bleu.score:.1f} on {n_eval} sentences ({search}, every "
+          f"translation a reference, "
           f"{eval_seconds:.1f} s; {bleu.signature})")
     summary = {
         "device": device_name(device), "torch": torch.__version__, "world_size": world_size,
         "config": config, "data_source": data_source, "num_train": len(train_src),
-        "num_test": len(test_src), "epochs": len(result.losses), "losses": result.losses,
+        "num_test": len(test_src), "num_test_references": sum(map(len, test_refs)),
+        "split": "d2lmini.split_held_out(test_fraction=0.02, seed=0)",
+        "epochs": len(result.losses), "losses": result.losses,
         "seconds": result.seconds, "tokens_per_sec": result.tokens_per_sec,
         "bleu": bleu.score, "bleu_signature": bleu.signature, "bleu_examples": n_eval,
         "eval_seconds": eval_seconds,
-        "samples": [{"en": " ".join(s), "fr": " ".join(t), "pred": " ".join(p)}
-                    for s, t, p in zip(test_src[:5], test_tgt[:5], preds[:5])],
+        "samples": [{"en": " ".join(s), "fr": [" ".join(t) for t in refs], "pred": " ".join(p)}
+                    for s, refs, p in zip(test_src[:5], test_refs[:5], preds[:5])],
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n",

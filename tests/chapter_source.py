@@ -18,7 +18,7 @@ BACK_MATTER = {"index", "glossary", "api", "bibliography", "execution-report", "
 LABEL_RE = re.compile(r"^\(([A-Za-z0-9_:.\-]+)\)=\s*$", re.M)
 HEADING_RE = re.compile(r"^(#{1,6})\s+\S")
 GLUE_USE_RE = re.compile(r"\{glue(?::[a-z]+)?\}`([^`]+)`")
-GLUE_DEF_RE = re.compile(r"""\bglue(?:_ratio)?\(\s*(f?)(['"])([^'"]+)\2""")
+GLUE_DEF_RE = re.compile(r"""\b(?:glue|glue_ratio|choose)\(\s*(f?)(['"])([^'"]+)\2""")
 CITE_RE = re.compile(r"\{cite(?::[a-z]+)?\}`([^`]+)`")
 REF_RE = re.compile(r"\{(?:ref|numref|eq)\}`([^`]+)`")
 FIG_RE = re.compile(r"^\s*[`:]{3,}\{(figure|image)\}\s*(\S+)", re.M)
@@ -35,7 +35,8 @@ def all_relpaths(lang: str) -> set[str]:
     return {
         p.relative_to(base).as_posix()
         for p in base.rglob("*")
-        if p.is_file() and not any(part.startswith((".", "_")) for part in p.relative_to(base).parts)
+        if p.is_file()
+        and not any(part.startswith((".", "_")) for part in p.relative_to(base).parts)
     }
 
 
@@ -90,6 +91,57 @@ def strip_comments(src: str) -> str:
     return "\n".join(out)
 
 
+_LANGUAGE_CALLS = {"claim", "choose"}  # d2l.claim / d2l.choose: their sentences are prose
+
+
+def mask_claim_text(src: str) -> str:
+    """``src`` with the sentences passed to ``d2l.claim``/``d2l.choose`` replaced by ``"…"``.
+
+    The claims' statements and the phrases of a choice are prose, written in each edition's
+    language; the claim's name (its first argument), its condition and its values are code and
+    must stay identical. Sources that do not tokenize are returned unchanged.
+    """
+    try:
+        toks = list(tokenize.generate_tokens(io.StringIO(src).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return src
+    fstring_start = getattr(tokenize, "FSTRING_START", None)
+    fstring_end = getattr(tokenize, "FSTRING_END", None)
+    spans: list[tuple[tuple[int, int], tuple[int, int]]] = []
+    i = 0
+    while i < len(toks):
+        tok = toks[i]
+        if (tok.type == tokenize.NAME and tok.string in _LANGUAGE_CALLS and i >= 2
+                and toks[i - 1].string == "." and i + 1 < len(toks) and toks[i + 1].string == "("):
+            depth, arg, j = 0, 0, i + 1
+            while j < len(toks):
+                t = toks[j]
+                if t.string in "([{" and t.type == tokenize.OP:
+                    depth += 1
+                elif t.string in ")]}" and t.type == tokenize.OP:
+                    depth -= 1
+                    if depth == 0:
+                        break
+                elif t.string == "," and t.type == tokenize.OP and depth == 1:
+                    arg += 1
+                elif arg > 0 and t.type == tokenize.STRING:
+                    spans.append((t.start, t.end))
+                elif arg > 0 and fstring_start is not None and t.type == fstring_start:
+                    k = j
+                    while toks[k].type != fstring_end:
+                        k += 1
+                    spans.append((t.start, toks[k].end))
+                    j = k
+                j += 1
+            i = j
+        i += 1
+    lines = src.splitlines(keepends=True)
+    for (r0, c0), (r1, c1) in reversed(spans):
+        head, tail = lines[r0 - 1][:c0], lines[r1 - 1][c1:]
+        lines[r0 - 1: r1] = [head + '"…"' + tail]
+    return "".join(lines)
+
+
 def code_cells(nb) -> list[tuple[int, str, list]]:
     """(index among code cells, comment-stripped source, tags) for every code cell."""
     res = []
@@ -98,7 +150,7 @@ def code_cells(nb) -> list[tuple[int, str, list]]:
         if cell.cell_type != "code":
             continue
         tags = sorted(cell.metadata.get("tags", []))
-        res.append((k, strip_comments(cell.source), tags))
+        res.append((k, mask_claim_text(strip_comments(cell.source)), tags))
         k += 1
     return res
 

@@ -5,21 +5,25 @@
     python tools/assign.py make mha-numpy --lang en   # one chapter, one edition
     python tools/assign.py list                       # the graded exercises of each chapter
     python tools/assign.py grade mha-numpy --lang en submissions/*.ipynb [--csv grades.csv]
+    python tools/assign.py report grades.csv [--lang zh|en] [--html report.html]
 
 ``make`` writes, per edition and chapter, into ``_build/assign/<lang>/<chapter>/``:
 
 * ``student/<chapter>.ipynb``: the notebook to hand out. The chapter without any solution; each
   graded exercise has an answer cell (the names its tests check, set to ``...``) and a
-  ``grader.check("<exercise label>")`` cell that runs its public tests;
+  ``grader.check("<exercise label>")`` cell that runs its public checks (not its hidden tests);
 * ``autograder/autograder.zip``: what grades a submission (``otter run``), and
   ``autograder/<chapter>.ipynb``, the same notebook with the worked solutions.
 
-The exercises' tests are code cells of the chapter's source (tagged ``exercise-test``, hidden on
-the pages, identical in both editions), which the book build runs against the worked solutions.
-``grade`` executes each submission in this Python environment (the book's requirements plus
-otter-grader; nothing is downloaded) and prints, or writes as CSV, the points of every graded
-exercise. Grading executes the whole notebook: seconds for the NumPy chapter, minutes on a CPU
-for the training chapter.
+The exercises' tests are code cells of the chapter's source (hidden on the pages, identical in
+both editions), which the book build runs against the worked solutions: ``exercise-test`` cells
+are public checks, ``exercise-test-hidden`` cells hidden tests that only ``grade`` runs (points:
+``exercises.test_points``). ``grade`` executes each submission in this Python environment (the
+book's requirements plus otter-grader; nothing is downloaded) and prints, or writes as CSV, the
+points of every graded exercise; with ``--csv`` it also writes, next to the CSV, a JSON file with
+each submission's failing tests and their errors. ``report`` summarises both for the class
+(``class_report.py``). Grading executes the whole notebook: seconds for the NumPy chapter,
+minutes on a CPU for the training chapter.
 """
 from __future__ import annotations
 
@@ -27,10 +31,12 @@ import argparse
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 from pathlib import Path
 
 import nbformat
@@ -64,7 +70,7 @@ def otter_command() -> list[str]:
 
 def graded_exercises(lang: str, chapter: str) -> list[exercises.Exercise]:
     _, segments = exercises.read_chapter(ROOT / "book" / lang / f"{chapter}.md")
-    return [ex for ex in exercises.exercises(segments) if ex.tests]
+    return [ex for ex in exercises.exercises(segments) if ex.all_tests]
 
 
 def graded_chapters(lang: str) -> list[str]:
@@ -141,9 +147,63 @@ def tidy(path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------- grading
+CASE_RE = re.compile(r"^\s*(?P<name>\S+ - \d+) result:\s*$")
+ERROR_LINES = 3  # lines of a failing test's error kept in the JSON
+
+
+def autograder_cases(autograder_zip: Path) -> dict[str, list[dict]]:
+    """The test cases in an autograder zip: ``{exercise label: [{"name", "hidden", "points"}]}``,
+    named as otter names them in its output (``"<label> - 1"``, ``"<label> - 2"``, ...)."""
+    cases: dict[str, list[dict]] = {}
+    with zipfile.ZipFile(autograder_zip) as zf:
+        for name in sorted(n for n in zf.namelist() if n.startswith("tests/")
+                           and n.endswith(".py")):
+            ns: dict = {}
+            exec(zf.read(name).decode("utf-8"), ns)  # otter's OK-format file: test = {...}
+            test = ns["test"]
+            found = [c for suite in test["suites"] for c in suite["cases"]]
+            cases[test["name"]] = [{"name": f"{test['name']} - {k + 1}",
+                                    "hidden": bool(c.get("hidden")),
+                                    "points": float(c.get("points") or 0)}
+                                   for k, c in enumerate(found)]
+    return cases
+
+
+def failed_cases(output: str) -> dict[str, str]:
+    """``{test case name: first lines of its error}`` for each failing case in otter's output of
+    one question (cases that passed, and questions that passed whole, are left out)."""
+    blocks: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in output.splitlines():
+        m = CASE_RE.match(line)
+        if m:
+            current = blocks.setdefault(m.group("name"), [])
+        elif current is not None:
+            current.append(line)
+    return {name: _error_summary(lines) for name, lines in blocks.items()
+            if any("failed" in ln.lower() or "\u274c" in ln for ln in lines[:2])}
+
+
+def _error_summary(lines: list[str]) -> str:
+    """The first failing example of a doctest report and the last line of its exception."""
+    text = [ln.strip() for ln in lines]
+    example, error = "", ""
+    for k, ln in enumerate(text):
+        if ln == "Failed example:" and k + 1 < len(text) and not example:
+            example = text[k + 1]
+        if ln == "Exception raised:" and not error:
+            rest = [t for t in text[k + 1:] if t]
+            stop = next((j for j, t in enumerate(rest) if t.startswith(("Trying:", "*****"))),
+                        len(rest))
+            error = rest[stop - 1] if stop else ""
+    found = [t for t in (example, error) if t] or [t for t in text if t][1:1 + ERROR_LINES]
+    return "\n".join(found[:ERROR_LINES])
+
+
 def grade_one(autograder_zip: Path, submission: Path, workdir: Path) -> dict:
     """Run otter's autograder on one submission, here (no Docker); return otter's results:
-    ``{exercise label: {"score": s, "possible": p}}`` plus ``"total"`` and ``"possible"``."""
+    ``{exercise label: {"score": s, "possible": p}}`` plus ``"total"``, ``"possible"`` and
+    ``"failures"``: ``{exercise label: {test case name: first lines of its error}}``."""
     workdir.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     env.setdefault("D2LMINI_OFFLINE", "1")
@@ -157,26 +217,34 @@ def grade_one(autograder_zip: Path, submission: Path, workdir: Path) -> dict:
                           f"{proc.stderr[-3000:]}")
     data = json.loads(results.read_text(encoding="utf-8"))
     scores: dict = {}
+    failures: dict[str, dict[str, str]] = {}
     for t in data.get("tests", []):
         if not t.get("max_score"):  # otter's summary of the public tests, worth nothing
             continue
         scores[t["name"]] = {"score": float(t.get("score", 0)),
                              "possible": float(t.get("max_score", 0))}
+        failed = failed_cases(t.get("output", ""))
+        if failed or scores[t["name"]]["score"] < scores[t["name"]]["possible"]:
+            failures[t["name"]] = failed
     scores["total"] = sum(v["score"] for v in scores.values())
     scores["possible"] = sum(v["possible"] for k, v in scores.items() if isinstance(v, dict))
+    scores["failures"] = failures
     return scores
 
 
 def grade(lang: str, chapter: str, submissions: list[Path], out: Path = OUT,
           csv_path: Path | None = None) -> list[dict]:
+    """Grade ``submissions``; with ``csv_path``, write the points (CSV) and, next to it
+    (:func:`details_path`), the failing tests of each submission (JSON)."""
     autograder = out / lang / chapter / "autograder" / "autograder.zip"
     if not autograder.exists():
         raise AssignError(f"{autograder}: run `python tools/assign.py make {chapter} "
                           f"--lang {lang}` first")
-    rows = []
+    rows, failures = [], {}
     with tempfile.TemporaryDirectory() as tmp:
         for k, sub in enumerate(submissions):
             scores = grade_one(autograder, sub, Path(tmp) / str(k))
+            failures[str(sub)] = scores.pop("failures")
             row = {"submission": str(sub), "total": scores.pop("total"),
                    "possible": scores.pop("possible")}
             row.update({label: v["score"] for label, v in scores.items()})
@@ -188,14 +256,24 @@ def grade(lang: str, chapter: str, submissions: list[Path], out: Path = OUT,
             w = csv.DictWriter(f, fieldnames=fields)
             w.writeheader()
             w.writerows(rows)
-        log(f"grades written to {csv_path}")
+        details = {"chapter": chapter, "lang": lang, "tests": autograder_cases(autograder),
+                   "failures": failures}
+        details_path(csv_path).write_text(json.dumps(details, ensure_ascii=False, indent=1),
+                                          encoding="utf-8")
+        log(f"grades written to {csv_path}, failing tests to {details_path(csv_path)}")
     return rows
 
 
+def details_path(csv_path: Path) -> Path:
+    """Where ``grade`` writes the failing tests next to its CSV: ``grades.csv`` ->
+    ``grades.json``."""
+    return csv_path.with_suffix(".json")
+
+
 # ---------------------------------------------------------------------------- command line
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] not in {"make", "list", "grade", "-h", "--help"}:
+    if not argv or argv[0] not in {"make", "list", "grade", "report", "-h", "--help"}:
         argv.insert(0, "make")
     p = argparse.ArgumentParser(
         description="Graded assignments (otter-grader) from the chapters' exercises.")
@@ -216,23 +294,35 @@ def main(argv=None) -> int:
     pg.add_argument("submissions", nargs="+", type=Path)
     pg.add_argument("--lang", choices=LANGS, required=True)
     pg.add_argument("--out", type=Path, default=OUT, help="where `make` wrote the autograder")
-    pg.add_argument("--csv", type=Path, help="write the points as CSV")
+    pg.add_argument("--csv", type=Path, help="write the points as CSV (and the failing tests "
+                    "as JSON next to it)")
+    pr = sub.add_parser("report", help="the class's results, from the CSV of `grade`")
+    pr.add_argument("csv", type=Path)
+    pr.add_argument("--lang", choices=LANGS, default="en", help="language of the report")
+    pr.add_argument("--html", type=Path, help="also write the report as an HTML page")
     args = p.parse_args(argv)
 
     try:
         if args.cmd == "list":
             for chapter in graded_chapters(args.lang):
                 exs = graded_exercises(args.lang, chapter)
-                print(f"{chapter}: " + ", ".join(f"{ex.label} ({len(ex.tests)} tests)"
-                                                 for ex in exs))
+                print(f"{chapter}: " + ", ".join(
+                    f"{ex.label} ({len(ex.tests)} public, {len(ex.hidden_tests)} hidden tests)"
+                    for ex in exs))
         elif args.cmd == "make":
             for lang in args.lang or LANGS:
                 for chapter in args.chapters or graded_chapters(lang):
                     dest = make(lang, chapter, args.out, run_tests=args.run_tests)
                     shown = dest.relative_to(ROOT) if dest.is_relative_to(ROOT) else dest
                     log(f"{lang}/{chapter}: {shown}/{{student,autograder}}")
-        else:
+        elif args.cmd == "grade":
             grade(args.lang, args.chapter, args.submissions, args.out, args.csv)
+        else:
+            import class_report
+
+            if not args.csv.exists():
+                raise AssignError(f"{args.csv}: no such file (see `assign.py grade --csv`)")
+            print(class_report.report(args.csv, args.lang, args.html), end="")
     except AssignError as e:
         print(f"[assign] {e}", file=sys.stderr)
         return 1

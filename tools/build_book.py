@@ -1,10 +1,10 @@
 #!/usr/bin/env python
 """Build the book: both editions (中文 and English), every chapter executed.
 
-    python tools/build_book.py                 # both editions -> _build/html/{zh,en}/ + root chooser
+    python tools/build_book.py                 # both editions -> _build/html/{zh,en}/ + chooser
     python tools/build_book.py --lang zh       # one edition
     python tools/build_book.py --only mha-numpy [--lang en]   # one chapter, quick (authors)
-    python tools/build_book.py --student       # student edition, solutions removed -> _build/student/
+    python tools/build_book.py --student       # student edition, no solutions -> _build/student/
 
 One ``_config.yml`` and one ``_toc.yml`` at the repository root serve both editions; the file
 names in ``_toc.yml`` are relative to ``book/<lang>/``. For each edition this script turns
@@ -14,10 +14,16 @@ buttons, language switcher), writes it as ``_build/.conf/<variant>/<lang>/conf.p
 ``sphinx-build -W --keep-going`` on ``book/<lang>``.
 
 Chapters are executed by myst-nb in ``cache`` mode: a rebuild without code changes executes
-nothing. The cache, ``_build/.jupyter_cache/<data>/<lang>``, is kept apart per set of data the
-chapters read (``<data>`` is a fingerprint of the files d2lmini finds: the real files or the
-offline corpus), because the cache is keyed by the code alone and the same code gives other
-numbers on other data. A failing cell fails the build. MathJax is served from the site itself (npm package ``mathjax@3``, installed
+nothing. myst-nb keys its cache by the code cells alone, so the cache folder,
+``_build/.jupyter_cache/data-<data>-code-<code>/<lang>``, carries the rest of what changes the
+outputs: ``<data>`` fingerprints the files d2lmini finds (the real files or the offline corpus),
+``<code>`` the d2lmini package's files, the installed packages (the lock), the Python and the CJK
+font matplotlib will use (:func:`cache_key`). Change a library function that no cell shows and
+every chapter executes again. The kernels run with ``OMP_WAIT_POLICY=PASSIVE`` and one OpenMP
+thread per usable core (:func:`kernel_env`), so that a build beside another CPU-bound process
+slows down in proportion instead of collapsing; a cell may run for ``CELL_TIMEOUT`` seconds
+(``D2LMINI_CELL_TIMEOUT``), far above what a machine five times slower than CI needs. A failing
+cell fails the build. MathJax is served from the site itself (npm package ``mathjax@3``, installed
 by ``npm ci`` or, when missing, by this script into ``node_modules``), so formulas render offline.
 """
 from __future__ import annotations
@@ -40,7 +46,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bookmeta import LANGS, ROOT, SPHINX_LANGUAGE, TITLES, load_yaml, toc_files  # noqa: E402
 
 BUILD = ROOT / "_build"  # the default; --build-dir changes it (the jupyter cache stays here)
-CACHE_ROOT = ROOT / "_build" / ".jupyter_cache"
+# the executed-notebook cache (D2LMINI_JUPYTER_CACHE: another folder, e.g. a test's empty one)
+KERNEL_STARTUP = ROOT / "tools" / "kernel_startup.py"  # run first by every kernel: cell times
+CACHE_ROOT = Path(os.environ.get("D2LMINI_JUPYTER_CACHE") or ROOT / "_build" / ".jupyter_cache")
+PACKAGE = ROOT / "d2lmini"
+#: seconds a cell may run (myst-nb's limit); the slowest cell on a 2-core CI machine takes a few
+#: minutes, so a machine five times slower stays well inside it. D2LMINI_CELL_TIMEOUT overrides.
+CELL_TIMEOUT = 3600
 TOOLS = ROOT / "tools"
 TEMPLATES = TOOLS / "templates"
 # interface strings of extensions that Sphinx's own translations do not cover
@@ -141,15 +153,92 @@ def data_fingerprint() -> tuple[str, dict[str, str]]:
     return h.hexdigest()[:12], sources
 
 
-def jupyter_cache_dir(lang: str) -> Path:
+def package_fingerprint(package: Path = PACKAGE) -> str:
+    """A short hash of every file of the package folder ``package`` (code and corpora; caches
+    of compiled bytecode left out): a change to any library function changes it. The same
+    hash as the trained-weight key's (:func:`d2lmini.library_fingerprint`), shortened."""
+    from d2lmini import library_fingerprint
+
+    return library_fingerprint(package)[:12]
+
+
+@functools.cache
+def environment_description() -> dict[str, object]:
+    """What besides the code and the data changes the executed outputs: the Python, every
+    installed distribution with its version (what ``requirements-lock.txt`` pins) and the CJK
+    font matplotlib will draw Chinese labels with (its name and file), or none."""
+    from importlib import metadata
+
+    sys.path.insert(0, str(ROOT))
+    from d2lmini.plotting import find_cjk_font
+    from matplotlib import font_manager
+
+    dists = sorted({f"{d.metadata['Name'].lower()}=={d.version}" for d in metadata.distributions()
+                    if d.metadata["Name"] and d.metadata["Name"].lower() != "d2lmini"})
+    font = find_cjk_font()
+    files = sorted({f"{Path(f.fname).name}:{Path(f.fname).stat().st_size}"
+                    for f in font_manager.fontManager.ttflist if f.name == font})
+    return {"python": sys.version.split()[0], "cjk_font": font, "cjk_font_files": files,
+            "packages": dists}
+
+
+def cache_key(package: Path = PACKAGE) -> str:
+    """The ``<code>`` part of the executed-notebook cache folder: a hash of the d2lmini package
+    (:func:`package_fingerprint`), of :func:`environment_description` and of the file every
+    kernel runs first (``tools/kernel_startup.py``: outputs made without it carry no cell times)."""
+    startup = hashlib.sha256(KERNEL_STARTUP.read_bytes()).hexdigest()
+    text = json.dumps([package_fingerprint(package), environment_description(), startup],
+                      sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def jupyter_cache_dir(lang: str, package: Path = PACKAGE) -> Path:
     """Where myst-nb caches the executed notebooks of edition ``lang`` for the data this build
-    reads (every builder of the book, HTML or PDF, reads the same cache: nothing is executed
-    twice)."""
+    reads and the code and environment it runs (every builder of the book, HTML or PDF, reads
+    the same cache: nothing is executed twice). ``KEY.json`` beside it says what it is for."""
     fingerprint, sources = data_fingerprint()
-    folder = CACHE_ROOT / f"data-{fingerprint}"
+    folder = CACHE_ROOT / f"data-{fingerprint}-code-{cache_key(package)}"
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "DATA.json").write_text(json.dumps(sources, indent=1) + "\n", encoding="utf-8")
+    env = environment_description()
+    key = {"data": sources, "d2lmini": package_fingerprint(package), "python": env["python"],
+           "cjk_font": env["cjk_font"], "packages": len(env["packages"])}
+    (folder / "KEY.json").write_text(json.dumps(key, indent=1) + "\n", encoding="utf-8")
     return folder / lang
+
+
+def cell_timeout() -> int:
+    """myst-nb's per-cell limit in seconds: ``$D2LMINI_CELL_TIMEOUT`` (0: none) or
+    :data:`CELL_TIMEOUT`."""
+    value = os.environ.get("D2LMINI_CELL_TIMEOUT", "").strip()
+    if not value:
+        return CELL_TIMEOUT
+    try:
+        seconds = int(value)
+    except ValueError:
+        raise BuildError(f"D2LMINI_CELL_TIMEOUT must be whole seconds; got {value!r}") from None
+    return seconds if seconds > 0 else -1
+
+
+def cell_times_file(lang: str) -> Path:
+    """Where the kernels of an edition record how long each cell ran (``tools/kernel_startup.py``;
+    the execution report reads it): beside the executed notebooks whose outputs those runs made."""
+    return jupyter_cache_dir(lang) / "cell-times.jsonl"
+
+
+def kernel_env(base: dict[str, str]) -> dict[str, str]:
+    """Thread settings for the kernels, unless ``base`` sets them: OpenMP threads that sleep
+    while they wait (``OMP_WAIT_POLICY=PASSIVE``; spinning threads make two CPU-bound processes
+    on the same cores five times slower each instead of two) and one thread per core this
+    process may use."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        cores = os.cpu_count() or 1
+    env = dict(base)
+    for name, value in (("OMP_WAIT_POLICY", "PASSIVE"), ("OMP_NUM_THREADS", str(cores)),
+                        ("MKL_NUM_THREADS", str(cores))):
+        env.setdefault(name, value)
+    return env
 
 
 def sphinx_config(lang: str, *, student: bool, toc_path: Path, strict: bool,
@@ -197,6 +286,9 @@ def sphinx_config(lang: str, *, student: bool, toc_path: Path, strict: bool,
         "external_toc_exclude_missing": True,
         "nb_execution_cache_path": str(jupyter_cache_dir(lang)),
         "nb_execution_mode": cfg.get("nb_execution_mode", "cache"),
+        "nb_execution_timeout": cell_timeout(),
+        "book_cell_timeout": cell_timeout(),
+        "book_cell_times": str(cell_times_file(lang)),
         "book_lang": lang,
         "book_notebooks_branch": nb_branch,
         "book_site_root": site.rstrip("/"),
@@ -244,12 +336,15 @@ def build_edition(lang: str, *, variant: str, toc_path: Path, strict: bool, asse
         cmd.append("-q")
     if fresh:
         cmd.append("-E")
-    env = dict(os.environ)
+    env = kernel_env(dict(os.environ))
     # A kernel started with MPLBACKEND set (CI sets Agg for the tests) keeps that backend and
     # never shows a figure; without it, ipykernel selects the inline backend, whose figures
     # become the page's images. Sphinx itself draws nothing.
     env.pop("MPLBACKEND", None)
     env["D2LMINI_LANG"] = lang  # the kernels label plots (and say where data came from) in it
+    # each kernel times its cells for the execution report (book_sphinx.timing)
+    env["PYTHONSTARTUP"] = str(KERNEL_STARTUP)
+    env["D2LMINI_CELL_TIMES"] = str(cell_times_file(lang))
     # trained weights cached by the chapters (d2lmini.load_or_train): the second edition loads
     # what the first trained; a build from clean (no _build) trains afresh
     env.setdefault("D2LMINI_TRAIN_CACHE", str(CACHE_ROOT.parent / ".train_cache"))
@@ -323,7 +418,8 @@ def main(argv=None) -> int:
     p.add_argument("--toc", type=Path, default=ROOT / "_toc.yml",
                    help="a table of contents other than _toc.yml (for testing the machinery)")
     p.add_argument("--fresh", action="store_true",
-                   help="re-read every page (sphinx -E); executed outputs still come from the cache")
+                   help="re-read every page (sphinx -E); executed outputs still come from the "
+                        "cache")
     p.add_argument("-q", "--quiet", action="store_true", help="less output from Sphinx")
     p.add_argument("--build-dir", type=Path, default=BUILD,
                    help="where to write the site (default _build; the executed-notebook cache "
@@ -339,7 +435,12 @@ def main(argv=None) -> int:
     try:
         fingerprint, sources = data_fingerprint()
         log("data: " + ", ".join(f"{k} {v}" for k, v in sources.items())
-            + f" (executed-notebook cache data-{fingerprint})")
+            + f" (executed-notebook cache data-{fingerprint}-code-{cache_key()})")
+        if "zh" in langs and environment_description()["cjk_font"] is None:
+            raise BuildError("the zh edition needs a font with Chinese characters for its plot "
+                             "labels and none was found: pip install noto-cjk-sans-otc (in "
+                             "requirements.txt; `make book` installs it) or apt install "
+                             "fonts-noto-cjk")
         assets = ensure_mathjax(build)
         times = {
             lang: build_edition(lang, variant=variant, strict=strict, assets=assets, build=build,

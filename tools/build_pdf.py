@@ -20,9 +20,11 @@ headings (第 N 章, 附录 A) and captions (图, 表); both editions set code i
 drawing characters) with Noto Sans Mono CJK SC for Chinese in code and outputs. SVG figures and
 plots are printed to PDF by Chromium (``book_sphinx.latex``).
 
-Needs: xelatex and latexmk (Debian: texlive-xetex, texlive-latex-extra,
-texlive-fonts-recommended, texlive-lang-chinese, latexmk), fonts-noto-cjk, fonts-dejavu-core,
-chromium, and the Python packages of requirements.txt.
+Needs: the system packages of ``tools/dev.py`` (``SYSTEM_PACKAGES``; ``make system`` installs
+them as root: xelatex, latexmk, the TeX packages, the Noto CJK, DejaVu and TeX Gyre fonts,
+chromium) and the Python packages of requirements.txt. A latexmk run that failed leaves a marker
+(``.failed-<variant>``), and the next build starts from a clean LaTeX folder instead of replaying
+the failure.
 """
 from __future__ import annotations
 
@@ -211,8 +213,13 @@ def build_one(lang: str, variant: str, *, assets: Path, toc_path: Path = ROOT / 
     timings."""
     outdir = build / "latex" / lang / variant
     conf_dir = build / ".conf" / f"pdf-{variant}" / lang
+    failed = outdir.parent / f".failed-{variant}"
+    if failed.exists():  # latexmk would replay the failed run ("Nothing to do ... gave an error")
+        log(f"{stem(lang, variant)}: the previous build failed; starting from a clean {outdir}")
+        shutil.rmtree(outdir, ignore_errors=True)
+        failed.unlink()
     build_book.write_conf(conf_dir, pdf_config(lang, variant, assets, toc_path))
-    env = dict(os.environ)
+    env = build_book.kernel_env(dict(os.environ))  # threads that sleep while waiting
     env.pop("MPLBACKEND", None)  # as for the HTML: kernels (on a cache miss) draw inline
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
     env["D2LMINI_LANG"] = lang
@@ -238,8 +245,11 @@ def build_one(lang: str, variant: str, *, assets: Path, toc_path: Path = ROOT / 
     cmd = [latexmk, "-pdfxe", "-dvi-", "-ps-", "-interaction=nonstopmode", "-halt-on-error",
            "-file-line-error", f"{name}.tex"]
     env_tex = dict(env, LATEXOPTS="")
+    failed.write_text("latexmk did not finish\n")  # removed on success, read by the next run
     if _run(cmd, outdir, env_tex, outdir / "latexmk.log", quiet) != 0:
-        raise PdfError(f"{name}: xelatex failed; see {outdir / f'{name}.log'}")
+        raise PdfError(f"{name}: xelatex failed; see {outdir / f'{name}.log'} (the next run "
+                       "starts from a clean LaTeX folder)")
+    failed.unlink()
     t2 = time.perf_counter()
     pdf = pdf_path(lang, variant, build)
     pdf.parent.mkdir(parents=True, exist_ok=True)

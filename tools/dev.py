@@ -19,6 +19,8 @@ Environment:
   D2LMINI_LATEST=1     install the newest versions the ranges of requirements.txt allow instead of
                   the tested versions of requirements-lock.txt (what the weekly CI job does)
   PYTHON          the interpreter that creates .venv (default: the one running this script)
+  D2LMINI_VENV    the environment folder instead of .venv (one per Python, e.g. ~/.venvs/book-3.12)
+  OMP_WAIT_POLICY PASSIVE unless set: OpenMP threads sleep while they wait (a busy machine)
 
 This file is deliberately written for old interpreters too (no syntax newer than Python 3.6),
 so that an old Python gets a clear message instead of a SyntaxError.
@@ -39,28 +41,45 @@ import urllib.request
 
 MIN_PYTHON = (3, 10)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VENV = os.path.join(ROOT, ".venv")
+# D2LMINI_VENV: another environment folder, e.g. one per Python
+# (D2LMINI_VENV=$HOME/.venvs/book-3.12 make check PYTHON=python3.12)
+VENV = os.path.abspath(os.environ.get("D2LMINI_VENV") or os.path.join(ROOT, ".venv"))
 LOCK = os.path.join(ROOT, "requirements-lock.txt")
 STAMP_NAME = ".d2lmini-setup"
+LOCK_REFUSED_NAME = ".d2lmini-lock-refused"  # this Python could not install the lock
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 PIP_NET = ["--timeout", "20", "--retries", "1", "--progress-bar", "off",
            "--disable-pip-version-check"]
-# Debian packages that the tests (browser, PDF) and the figures need, and what each is for
-SYSTEM_NEEDS = [
-    ("chromium", "chromium", "the browser tests (headless Chromium)"),
-    ("fc-list", "fontconfig", "finding fonts"),
-    ("xelatex", "texlive-xetex", "the PDF build"),
-    ("latexmk", "latexmk", "the PDF build"),
-    ("pdftotext", "poppler-utils", "the PDF tests"),
+# The Debian packages that the tests (browser, PDF) need: ONE list, installed in one apt-get call.
+# Each entry: (package, kind, what is looked for, what it is for). kind "cmd": a program on PATH;
+# "tex": a file kpsewhich finds (without kpsewhich: missing); "font": a font file fontconfig
+# lists (without fc-list: missing). On a bare machine every check fails, so the first install
+# holds every package that a later check could ask for.
+SYSTEM_PACKAGES = [
+    ("chromium", "cmd", "chromium", "the browser tests and the PDF's figures (headless)"),
+    ("fontconfig", "cmd", "fc-list", "finding fonts (xelatex, the checks here)"),
+    ("fonts-noto-cjk", "font", "NotoSansCJK-Regular.ttc", "Chinese text in the PDF"),
+    ("fonts-noto-cjk", "font", "NotoSerifCJK-Regular.ttc", "the zh PDF's body text"),
+    ("fonts-dejavu-core", "font", "DejaVuSansMono.ttf", "code in the PDF"),
+    ("texlive-xetex", "cmd", "xelatex", "the PDF build"),
+    ("latexmk", "cmd", "latexmk", "the PDF build"),
+    ("poppler-utils", "cmd", "pdftotext", "the PDF tests (pdftotext, pdfinfo, pdffonts)"),
+    ("texlive-lang-chinese", "tex", "xeCJK.sty", "the Chinese PDF"),
+    ("texlive-latex-recommended", "tex", "fontspec.sty", "the PDF's fonts"),
+    ("texlive-latex-extra", "tex", "fncychap.sty", "Sphinx's LaTeX layout"),
+    ("texlive-latex-extra", "tex", "newunicodechar.sty", "the PDF's symbols"),
+    ("texlive-fonts-recommended", "tex", "pzdr.tfm", "ZapfDingbats (pzdr), which xelatex loads"),
+    ("fonts-texgyre", "tex", "texgyretermes-regular.otf", "the PDF's Latin fonts"),
 ]
-CJK_FONT = ("Noto Sans CJK", "fonts-noto-cjk", "Chinese text in plots and in the PDF")
-# TeX files the PDF build needs, and the Debian package that brings each
-TEX_FILES = [
-    ("xeCJK.sty", "texlive-lang-chinese", "the Chinese PDF"),
-    ("fontspec.sty", "texlive-latex-recommended", "the PDF's fonts"),
-    ("fncychap.sty", "texlive-latex-extra", "Sphinx's LaTeX layout"),
-    ("texgyretermes-regular.otf", "fonts-texgyre", "the PDF's Latin fonts"),
-]
+
+
+def apt_packages():
+    """Every Debian package of SYSTEM_PACKAGES, once each, in the list's order."""
+    seen = []
+    for pkg, _, _, _ in SYSTEM_PACKAGES:
+        if pkg not in seen:
+            seen.append(pkg)
+    return seen
 
 
 class SetupError(Exception):
@@ -173,6 +192,12 @@ def lock_python():
     return None
 
 
+def lock_refused_key():
+    """What a refused lock is remembered by: this Python's full version and the lock's bytes."""
+    with open(LOCK, "rb") as f:
+        return "{} {}".format(platform.python_version(), hashlib.sha256(f.read()).hexdigest())
+
+
 def use_lock():
     if os.environ.get("D2LMINI_LATEST", "") in ("1", "true", "yes"):
         return False
@@ -184,7 +209,36 @@ def use_lock():
         say("requirements-lock.txt was tested with Python {} and this is {}: installing the "
             "newest versions that requirements.txt allows instead".format(made_with, here))
         return False
+    marker = os.path.join(VENV, LOCK_REFUSED_NAME)
+    if os.path.exists(marker) and open(marker).read().strip() == lock_refused_key():
+        say("pip could not install requirements-lock.txt's versions with Python {} before: "
+            "installing the newest versions that requirements.txt allows instead".format(
+                platform.python_version()))
+        return False
     return True
+
+
+def install_requirements(lock):
+    """requirements.txt, with the lock's versions as constraints when ``lock``; returns whether
+    the lock was used. A lock pip cannot satisfy with this Python (a locked version may need a
+    later 3.x.y release than this one, e.g. Debian 12's 3.11.2) falls back to the newest versions
+    the ranges allow, once, and is remembered in the environment."""
+    latest = "the book's requirements (newest versions the ranges allow)"
+    if not lock:
+        pip(["-r", "requirements.txt"], latest)
+        return False
+    try:
+        pip(["-r", "requirements.txt", "-c", LOCK],
+            "the book's requirements (tested versions: requirements-lock.txt)")
+        return True
+    except SetupError as err:
+        say("pip could not install requirements-lock.txt's versions with Python {}:\n  {}\n"
+            "installing the newest versions that requirements.txt allows instead".format(
+                platform.python_version(), "\n  ".join(str(err).splitlines()[1:6])))
+    pip(["-r", "requirements.txt"], latest)
+    with open(os.path.join(VENV, LOCK_REFUSED_NAME), "w") as f:
+        f.write(lock_refused_key() + "\n")
+    return False
 
 
 def torch_args(locked):
@@ -267,55 +321,84 @@ def ensure_npm_assets():
         raise SetupError(
             "MathJax could not be installed ({}). Without it the book's formulas do not render. "
             "Install Node.js (npm) or set NPM_CONFIG_REGISTRY to a reachable npm registry mirror "
-            "(e.g. https://registry.npmmirror.com), then run again.".format(e))
+            "(e.g. https://registry.npmmirror.com), then run again.".format(e)) from None
 
 
 # ------------------------------------------------------------------------------ system packages
-def missing_system_packages():
-    missing = [(pkg, why) for cmd, pkg, why in SYSTEM_NEEDS if not shutil.which(cmd)]
-    fonts = ""
-    if shutil.which("fc-list"):
-        fonts = subprocess.run(["fc-list"], capture_output=True, text=True).stdout
-    if CJK_FONT[0] not in fonts:
-        missing.append(CJK_FONT[1:])
+def _font_files():
+    """Base names of the font files fontconfig knows (None when fc-list is missing)."""
+    fc = shutil.which("fc-list")
+    if fc is None:
+        return None
+    out = subprocess.run([fc, "--format", "%{file}\\n"], capture_output=True, text=True).stdout
+    return {os.path.basename(line.strip()) for line in out.splitlines() if line.strip()}
+
+
+def _tex_files(names):
+    """The names among ``names`` that kpsewhich finds (none without kpsewhich)."""
     kpse = shutil.which("kpsewhich")
-    if shutil.which("xelatex") and kpse:
-        for name, pkg, why in TEX_FILES:
-            if not subprocess.run([kpse, name], capture_output=True, text=True).stdout.strip():
-                missing.append((pkg, why))
-    if not any(os.path.isdir(d) for d in ("/usr/share/fonts/truetype/dejavu",
-                                           "/usr/share/fonts/dejavu")) and sys.platform != "darwin":
-        missing.append(("fonts-dejavu-core", "code in the PDF"))
+    if kpse is None or not names:
+        return set()
+    out = subprocess.run([kpse] + list(names), capture_output=True, text=True).stdout
+    return {os.path.basename(line.strip()) for line in out.splitlines() if line.strip()}
+
+
+def missing_system_packages():
+    """[(package, why)] of SYSTEM_PACKAGES whose check fails now, each package once."""
+    fonts = _font_files()
+    tex = _tex_files([what for _, kind, what, _ in SYSTEM_PACKAGES if kind == "tex"])
+    missing = []
+    for pkg, kind, what, why in SYSTEM_PACKAGES:
+        if kind == "cmd":
+            found = shutil.which(what) is not None
+        elif kind == "font":
+            found = fonts is not None and what in fonts
+        else:
+            found = what in tex
+        if not found and pkg not in [p for p, _ in missing]:
+            missing.append((pkg, why))
     return missing
 
 
+def _describe(missing):
+    return "\n".join("  {:26} for {}".format(pkg, why) for pkg, why in missing)
+
+
 def ensure_system_packages():
-    """The tests need a browser, fonts and TeX. Installed with apt-get when this runs as root on
-    Debian/Ubuntu (CI, containers); otherwise the message lists what to install."""
+    """The tests need a browser, fonts and TeX. When anything is missing and this runs as root
+    with apt-get (CI, containers), every missing package is installed in one apt-get call and
+    the machine is checked again; otherwise one message lists all that is missing."""
     missing = missing_system_packages()
     if not missing:
         return
-    packages = sorted({pkg for pkg, _ in missing})
+    packages = [pkg for pkg, _ in missing]
     root = hasattr(os, "geteuid") and os.geteuid() == 0
-    if root and shutil.which("apt-get"):
-        say("installing system packages: " + " ".join(packages))
-        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        for cmd in (["apt-get", "update", "-q"],
-                    ["apt-get", "install", "-y", "-q", "--no-install-recommends"] + packages):
-            if subprocess.run(cmd, env=env).returncode != 0:
-                raise SetupError("apt-get failed: " + " ".join(cmd))
-        if not missing_system_packages():
-            return
-    lines = ["  {:22} for {}".format(pkg, why) for pkg, why in missing]
-    raise SetupError(
-        "The tests need system packages that are missing:\n{}\nOn Debian/Ubuntu: sudo apt-get "
-        "install {}\n(`make book` does not need them.)".format("\n".join(lines), " ".join(packages)))
+    if not (root and shutil.which("apt-get")):
+        raise SetupError(
+            "The tests need system packages that are missing:\n{}\nOn Debian/Ubuntu: sudo "
+            "apt-get install --no-install-recommends {}\n(`make book` does not need them; "
+            "`make doctor` shows what is found.)".format(_describe(missing), " ".join(packages)))
+    say("installing system packages: " + " ".join(packages))
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    for cmd in (["apt-get", "update", "-q"],
+                ["apt-get", "install", "-y", "-q", "--no-install-recommends"] + packages):
+        if subprocess.run(cmd, env=env).returncode != 0:
+            raise SetupError("apt-get failed: " + " ".join(cmd))
+    if shutil.which("fc-cache"):
+        subprocess.run(["fc-cache"], capture_output=True)
+    still = missing_system_packages()  # checked again: name what is missing now
+    if still:
+        raise SetupError(
+            "apt-get installed {} but these checks still fail:\n{}\nInstall them by hand "
+            "(their names may differ on this distribution), then run again.".format(
+                " ".join(packages), _describe(still)))
 
 
 # ------------------------------------------------------------------------------ set-up
 def fingerprint(lock):
     h = hashlib.sha256()
-    for name in ("requirements.txt", "pyproject.toml") + (("requirements-lock.txt",) if lock else ()):
+    names = ("requirements.txt", "pyproject.toml") + (("requirements-lock.txt",) if lock else ())
+    for name in names:
         with open(os.path.join(ROOT, name), "rb") as f:
             h.update(f.read())
     h.update(os.environ.get("TORCH_SPEC", "").encode())
@@ -335,10 +418,8 @@ def setup():
         locked = locked_versions() if lock else {}
         args, what = torch_args(locked)
         pip(args, what)
-        constraints = ["-c", LOCK] if lock else []
-        pip(["-r", "requirements.txt"] + constraints,
-            "the book's requirements" + (" (tested versions: requirements-lock.txt)" if lock
-                                         else " (newest versions the ranges allow)"))
+        if not install_requirements(lock):
+            want = fingerprint(False)
         pip(["--no-deps", "-e", "."], "d2lmini (editable)")
         with open(stamp, "w") as f:
             f.write(want + "\n")
@@ -370,6 +451,140 @@ def write_lock():
     say("wrote requirements-lock.txt ({} packages)".format(len(lines)))
 
 
+# ------------------------------------------------------------------------------ make check
+# the contributor's tier: quick, no book build, no browser, no TeX (`make test` is everything)
+CHECK_TESTS = ["tests/lib", "tests/setup", "tests/book/test_parity.py",
+               "tests/book/test_save_blocks.py", "tests/book/test_terminology.py",
+               "tests/book/test_zh_style.py", "tests/book/test_text_checks.py",
+               "tests/book/test_glued_ratios.py", "tests/book/test_alt_text.py",
+               "tests/site/test_dev.py"]
+CHECK_MARKERS = "not book and not browser and not pdf"
+
+
+def count_ruff_findings(output):
+    """The number of findings in `ruff check` output ("Found N errors."; 0 when none)."""
+    for line in output.splitlines():
+        words = line.split()
+        if len(words) >= 2 and words[0] == "Found" and words[1].isdigit():
+            return int(words[1])
+    return 0
+
+
+def run_check(args, env):
+    """ruff, then the library tests and the source checks; every part runs, and the command
+    fails when any part failed."""
+    import time
+
+    t0 = time.time()
+    proc = subprocess.run([venv_python(), "-m", "ruff", "check", "--output-format", "concise",
+                           "."], cwd=ROOT, env=env, capture_output=True, text=True)
+    output = (proc.stdout + proc.stderr).strip()
+    findings = count_ruff_findings(output)
+    lines = output.splitlines()
+    print("\n".join(lines[:40] + (["... ({} more lines: `.venv/bin/ruff check .`)".format(
+        len(lines) - 40)] if len(lines) > 40 else [])))
+    ruff_ok = proc.returncode == 0
+    tests_rc = run_in_venv(["-m", "pytest", "-q", "-m", CHECK_MARKERS] + CHECK_TESTS + list(args),
+                           env=env)
+    sync_rc = run_in_venv(["tools/sync_save_blocks.py", "--check"], env=env)
+    say("check: ruff {} ({} findings), tests {}, # @save blocks {}; {:.0f} s".format(
+        "ok" if ruff_ok else "FAILED", findings, "ok" if tests_rc == 0 else "FAILED",
+        "ok" if sync_rc == 0 else "FAILED", time.time() - t0))
+    return 0 if ruff_ok and tests_rc == 0 and sync_rc == 0 else 1
+
+
+# ------------------------------------------------------------------------------ make doctor
+def _first_line(cmd):
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return "not runnable ({})".format(e.__class__.__name__)
+    text = (out.stdout or out.stderr).strip()
+    return text.splitlines()[0] if text else "(no output)"
+
+
+def doctor_system():
+    """What the machine has: the lines of `make doctor` that need no .venv."""
+    lines = ["python: {} ({})".format(platform.python_version(), sys.executable),
+             "platform: {}".format(platform.platform()),
+             "cores usable: {}".format(len(os.sched_getaffinity(0))
+                                      if hasattr(os, "sched_getaffinity") else os.cpu_count())]
+    for name in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "MKL_NUM_THREADS", "TORCH_SPEC",
+                 "PIP_INDEX_URL", "D2LMINI_LATEST"):
+        if os.environ.get(name):
+            lines.append("{}={}".format(name, os.environ[name]))
+    missing = dict(missing_system_packages())
+    for pkg in apt_packages():
+        lines.append("system package {:26} {}".format(pkg, "MISSING" if pkg in missing
+                                                       else "found"))
+    for label, cmd in (("chromium", ["chromium", "--version"]),
+                       ("xelatex", ["xelatex", "--version"]),
+                       ("latexmk", ["latexmk", "-v"])):
+        exe = shutil.which(cmd[0])
+        lines.append("{}: {}".format(label, _first_line([exe] + cmd[1:]) if exe else
+                                     "not found"))
+    venv = "works" if venv_works() else "missing or broken (any make command recreates it)"
+    stamp = os.path.join(VENV, STAMP_NAME)
+    if venv_works() and os.path.exists(stamp):
+        current = open(stamp).read().strip() == fingerprint(use_lock())
+        venv += ", requirements {}".format("installed" if current else "changed since set-up")
+    lines.append(".venv: " + venv)
+    lines.append("requirements-lock.txt: Python {}".format(lock_python()))
+    return lines
+
+
+DOCTOR_VENV = r"""
+import json, os, platform, sys
+os.environ["D2LMINI_OFFLINE"] = "1"  # look, never download
+sys.path.insert(0, "tools")
+import torch, matplotlib
+import d2lmini as d2l
+from d2lmini import cache, datahub
+print("venv python:", platform.python_version(), "| torch", torch.__version__,
+      "| numpy", __import__("numpy").__version__, "| matplotlib", matplotlib.__version__)
+cuda = torch.cuda.is_available()
+print("device:", torch.cuda.get_device_name(0) if cuda else "CPU only", "| torch threads",
+      torch.get_num_threads(), "| CUDA build" if torch.version.cuda else "| CPU build")
+print("CJK font for Chinese plot labels:", d2l.find_cjk_font() or "NONE (the zh edition fails)")
+online = os.environ.get("DEV_DOCTOR_USER_OFFLINE") != "1"
+for name in d2l.DATA_HUB:
+    src = d2l.resolve(name)
+    what = src.kind
+    if src.kind == "offline" and online:
+        what = "download (when reachable), else the offline corpus"
+    print("data {:8}: {}".format(name, what))
+print("download cache:", d2l.get_cache_dir())
+print("trained-weight cache:", cache.train_cache_dir(), "(the book build: _build/.train_cache)")
+root = os.path.join("_build", ".jupyter_cache")
+folders = sorted(os.listdir(root)) if os.path.isdir(root) else []
+print("executed-notebook cache:", root, "({} folders)".format(len(folders)))
+import build_book
+print("this checkout's cache key: code-" + build_book.cache_key(), "| d2lmini files",
+      build_book.package_fingerprint())
+"""
+
+
+def doctor():
+    """Print what a bug report needs; installs nothing."""
+    for line in doctor_system():
+        print(line)
+    if not venv_works():
+        return 0
+    env = dict(os.environ)
+    env["DEV_DOCTOR_USER_OFFLINE"] = os.environ.get("D2LMINI_OFFLINE", "")
+    rc = subprocess.run([venv_python(), "-c", DOCTOR_VENV], cwd=ROOT, env=env).returncode
+    if rc != 0:
+        print("(the .venv part failed: its error is above)")
+    return 0
+
+
+def system_command():
+    """`tools/dev.py system`: install the tests' system packages (root) or say what to run."""
+    ensure_system_packages()
+    say("system packages: all found ({})".format(" ".join(apt_packages())))
+    return 0
+
+
 COMMANDS = {
     "setup": "create or repair .venv and install everything (every command does this first)",
     "book": "build the book, both editions, every chapter executed (tools/build_book.py)",
@@ -380,6 +595,9 @@ COMMANDS = {
     "bench": "run the benchmarks (bench/run.py; not part of the tests)",
     "lock": "write requirements-lock.txt from .venv (after `make test` passed)",
     "clean": "remove _build (the executed-notebook cache too)",
+    "check": "ruff, the library tests and the source checks (quick; no book build)",
+    "doctor": "print what a bug report needs: Python, torch, device, fonts, TeX, Chromium, data",
+    "system": "install the system packages the tests need (as root, apt-get) or list them",
 }
 
 
@@ -397,6 +615,10 @@ def main(argv):
         if command == "clean":
             shutil.rmtree(os.path.join(ROOT, "_build"), ignore_errors=True)
             return 0
+        if command == "doctor":  # reports what is there: installs nothing
+            return doctor()
+        if command == "system":
+            return system_command()
         if command == "lock":  # records what is installed: no set-up first
             if not venv_works():
                 raise SetupError("no working .venv to record: run `make test` first")
@@ -409,10 +631,14 @@ def main(argv):
             ensure_system_packages()
         if command == "bench":
             pip(["--no-deps", "-r", "bench/requirements.txt"], "the benchmark's reference (d2l)")
+        env = dict(os.environ)
+        env.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # no spinning threads on a busy machine
+        if command == "check":
+            return run_check(args, env)
         script = {"book": ["tools/build_book.py"], "test": ["-m", "pytest"],
                   "pdf": ["tools/build_pdf.py"], "assign": ["tools/assign.py"],
                   "export": ["tools/export_notebooks.py"], "bench": ["bench/run.py"]}[command]
-        return run_in_venv(script + args)
+        return run_in_venv(script + args, env=env)
     except SetupError as e:
         print("\n[dev] " + str(e).replace("\n", "\n[dev] "), file=sys.stderr)
         return 1

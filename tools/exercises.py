@@ -3,10 +3,12 @@
 The chapters write exercises with sphinx-exercise (CONTRIBUTING.md, "Exercises"): an
 ``{exercise}`` block, then either a ``{solution}`` block or ``{solution-start}`` … prose and code
 cells … ``{solution-end}``. An exercise whose answer can be computed carries autograder tests:
-code cells tagged ``exercise-test`` (and ``remove-cell``, so the pages do not show them) at the
-end of its gated solution. They are plain ``assert`` statements on names the solution defines;
-the book build runs them against the worked solution, so a test that the solution fails breaks
-the build.
+code cells at the end of its gated solution, tagged ``remove-cell`` (so the pages do not show
+them) and either ``exercise-test`` (a public check: the student's notebook runs it, so it checks
+shapes, types and a case one can verify by hand, never the solution's own expression) or
+``exercise-test-hidden`` (a hidden test: only the grader runs it, on other sizes, seeds and edge
+cases). They are plain ``assert`` statements on names the solution defines; the book build runs
+both kinds against the worked solution, so a test that the solution fails breaks the build.
 
 :func:`read_chapter` parses a chapter into :class:`Segment` objects; :func:`full_cells`,
 :func:`student_cells` and :func:`otter_master_cells` turn them into notebook cells for the
@@ -24,6 +26,7 @@ import jupytext
 import nbformat
 
 TEST_TAG = "exercise-test"
+HIDDEN_TEST_TAG = "exercise-test-hidden"
 DIRECTIVES = ("exercise", "solution", "solution-start", "solution-end")
 FENCE_RE = re.compile(r"^(?P<fence>`{3,}|~{3,}|:{3,})(?P<info>.*)$")
 DIRECTIVE_RE = re.compile(r"^\{(?P<name>[\w-]+)\}\s*(?P<arg>.*)$")
@@ -43,7 +46,8 @@ WORDS = {
 @dataclass
 class Segment:
     """One piece of a chapter, in order: ``md`` (Markdown text), ``code`` (a code cell),
-    ``test`` (an autograder test cell), or one of the sphinx-exercise directives."""
+    ``test`` (a public autograder check), ``hidden-test`` (a hidden autograder test), or one of
+    the sphinx-exercise directives."""
 
     kind: str
     text: str = ""
@@ -59,14 +63,20 @@ class Exercise:
     text: str
     gated: bool
     solution: list[Segment]
-    tests: list[str]
+    tests: list[str]  # the public checks (``exercise-test``)
+    hidden_tests: list[str] = field(default_factory=list)  # ``exercise-test-hidden``
+
+    @property
+    def all_tests(self) -> list[str]:
+        """The public checks, then the hidden tests."""
+        return [*self.tests, *self.hidden_tests]
 
     def checked_names(self) -> list[tuple[str, str]]:
         """``(name, skeleton)`` for each name the tests read that the solution's code defines,
         in the order the solution defines them; the skeleton is ``name = ...`` or the ``def``
         line of a function with ``...`` as its body."""
         used: set[str] = set()
-        for src in self.tests:
+        for src in self.all_tests:
             names = [n for n in ast.walk(ast.parse(src)) if isinstance(n, ast.Name)]
             # a name the test binds itself (a loop or comprehension variable) is not an answer
             own = {n.id for n in names if isinstance(n.ctx, ast.Store)}
@@ -98,8 +108,9 @@ def read_chapter(path: Path) -> tuple[nbformat.NotebookNode, list[Segment]]:
             segments += _markdown_segments(cell.source)
         elif cell.cell_type == "code":
             tags = cell.metadata.get("tags", [])
-            segments.append(Segment("test" if TEST_TAG in tags else "code", cell.source,
-                                    cell=cell))
+            kind = ("hidden-test" if HIDDEN_TEST_TAG in tags else
+                    "test" if TEST_TAG in tags else "code")
+            segments.append(Segment(kind, cell.source, cell=cell))
         else:
             segments.append(Segment("md", cell.source))
     return nb, segments
@@ -134,7 +145,7 @@ def _markdown_segments(text: str) -> list[Segment]:
         if d and d.group("name") in DIRECTIVES:
             flush()
             options, body = {}, []
-            for k, ln in enumerate(block[1:-1] if j < len(lines) else block[1:]):
+            for _k, ln in enumerate(block[1:-1] if j < len(lines) else block[1:]):
                 om = OPTION_RE.match(ln)
                 if om and not body:
                     options[om.group("key")] = om.group("value").strip()
@@ -196,6 +207,8 @@ def exercises(segments: list[Segment], first: int = 1, prefix: str = "") -> list
             while j < len(segments) and segments[j].kind != "solution-end":
                 if segments[j].kind == "test":
                     ex.tests.append(segments[j].text)
+                elif segments[j].kind == "hidden-test":
+                    ex.hidden_tests.append(segments[j].text)
                 else:
                     ex.solution.append(segments[j])
                 j += 1
@@ -339,14 +352,15 @@ def _cells(segments: list[Segment], lang: str, *, solutions: bool, first: int,
             out.text(_exercise_md(ex, lang))
             if not solutions:
                 i = _skip_solution(segments, i)
-                if ex.tests:
+                if ex.all_tests:
                     out.cell(nbformat.v4.new_code_cell(answer_skeleton(ex, lang)))
         elif seg.kind == "solution":
             out.text(f"<details><summary><b>{WORDS[lang]['solution']}</b></summary>\n\n"
                      f"{seg.text}\n\n</details>")
         elif seg.kind == "solution-start":
             out.text(f"**{WORDS[lang]['solution']}**")
-        # "test" cells belong to the autograder (otter_master_cells); "solution-end" is a marker
+        # "test" and "hidden-test" cells belong to the autograder (otter_master_cells);
+        # "solution-end" is a marker
         i += 1
     return out.done()
 
@@ -362,13 +376,39 @@ def student_cells(segments: list[Segment], lang: str, first: int = 1, prefix: st
     return _cells(segments, lang, solutions=False, first=first, prefix=prefix)
 
 
+PUBLIC_POINTS = 1  # an exercise's public checks together, when it has hidden tests
+HIDDEN_POINTS = 3  # its hidden tests together
+
+
+def test_points(ex: Exercise) -> list[float]:
+    """The points of each test cell of ``ex``, public checks first (``ex.all_tests``' order).
+
+    An exercise with hidden tests is worth ``PUBLIC_POINTS + HIDDEN_POINTS`` (4): its public
+    checks share 1 point, its hidden tests 3, so that a notebook that passes only the checks the
+    student can run gets a quarter of the points. An exercise with public checks only is worth one
+    point per check.
+    """
+    if not ex.hidden_tests:
+        return [1.0] * len(ex.tests)
+    public = [PUBLIC_POINTS / len(ex.tests)] * len(ex.tests) if ex.tests else []
+    return public + [HIDDEN_POINTS / len(ex.hidden_tests)] * len(ex.hidden_tests)
+
+
+def otter_test_source(src: str, hidden: bool, points: float) -> str:
+    """A test cell for ``otter assign``: the test's code after a test configuration block (so
+    that no first-line comment of the test is read as otter's ``# HIDDEN`` marker)."""
+    config = f"hidden: {'true' if hidden else 'false'}\npoints: {points!r}"
+    return f'""" # BEGIN TEST CONFIG\n{config}\n""" # END TEST CONFIG\n{src}'
+
+
 def otter_master_cells(segments: list[Segment], lang: str, config: dict, first: int = 1,
                        prefix: str = "") -> list:
     """The chapter in otter-grader's assignment format (``otter assign``).
 
     A graded exercise (one with tests) is a question: the exercise text, a prompt (the answer
-    cell), its solution (prose and code), its tests. The solutions of the other exercises are
-    left out of both notebooks otter writes; the reader's notebook and the PDF have them.
+    cell), its solution (prose and code), its tests (public checks, then hidden tests; points as
+    :func:`test_points`). The solutions of the other exercises are left out of both notebooks
+    otter writes; the reader's notebook and the PDF have them.
     """
     import yaml
 
@@ -376,7 +416,6 @@ def otter_master_cells(segments: list[Segment], lang: str, config: dict, first: 
     out = _Writer(lang)
     out.cell(nbformat.v4.new_raw_cell(
         "# ASSIGNMENT CONFIG\n" + yaml.safe_dump(config, sort_keys=False, allow_unicode=True)))
-    raw = lambda text: out.cell(nbformat.v4.new_raw_cell(text))  # noqa: E731
     i = 0
     while i < len(segments):
         seg = segments[i]
@@ -387,31 +426,39 @@ def otter_master_cells(segments: list[Segment], lang: str, config: dict, first: 
         elif seg.kind == "exercise":
             ex = exs[seg.label]
             i = _skip_solution(segments, i)
-            if not ex.tests:
-                out.text(_exercise_md(ex, lang))
+            if ex.all_tests:
+                _otter_question(out, ex, lang)
             else:
-                raw(f"# BEGIN QUESTION\nname: {ex.label}\npoints: {len(ex.tests)}")
                 out.text(_exercise_md(ex, lang))
-                raw("# BEGIN PROMPT")
-                out.cell(nbformat.v4.new_code_cell(answer_skeleton(ex, lang)))
-                raw("# END PROMPT")
-                raw("# BEGIN SOLUTION")
-                for s in ex.solution:
-                    if s.kind == "md":
-                        out.text(s.text)
-                    elif s.kind == "code":
-                        # otter keeps a solution's code cell and removes the marked lines
-                        cell = _code(s.cell)
-                        cell.source = f"# BEGIN SOLUTION NO PROMPT\n{cell.source}\n# END SOLUTION"
-                        out.cell(cell)
-                raw("# END SOLUTION")
-                raw("# BEGIN TESTS")
-                for t in ex.tests:
-                    out.cell(nbformat.v4.new_code_cell(t))
-                raw("# END TESTS")
-                raw("# END QUESTION")
         i += 1
     return out.done()
+
+
+def _otter_question(out: _Writer, ex: Exercise, lang: str) -> None:
+    """One graded exercise as an otter question: text, prompt, solution, tests."""
+    raw = lambda text: out.cell(nbformat.v4.new_raw_cell(text))  # noqa: E731
+    points = test_points(ex)
+    raw(f"# BEGIN QUESTION\nname: {ex.label}\npoints: {sum(points)!r}")
+    out.text(_exercise_md(ex, lang))
+    raw("# BEGIN PROMPT")
+    out.cell(nbformat.v4.new_code_cell(answer_skeleton(ex, lang)))
+    raw("# END PROMPT")
+    raw("# BEGIN SOLUTION")
+    for s in ex.solution:
+        if s.kind == "md":
+            out.text(s.text)
+        elif s.kind == "code":
+            # otter keeps a solution's code cell and removes the marked lines
+            cell = _code(s.cell)
+            cell.source = f"# BEGIN SOLUTION NO PROMPT\n{cell.source}\n# END SOLUTION"
+            out.cell(cell)
+    raw("# END SOLUTION")
+    raw("# BEGIN TESTS")
+    hidden = [False] * len(ex.tests) + [True] * len(ex.hidden_tests)
+    for src, h, pts in zip(ex.all_tests, hidden, points):
+        out.cell(nbformat.v4.new_code_cell(otter_test_source(src, h, pts)))
+    raw("# END TESTS")
+    raw("# END QUESTION")
 
 
 def _code(cell: nbformat.NotebookNode) -> nbformat.NotebookNode:

@@ -103,8 +103,8 @@ def export_chapter(src: Path, out: Path, lang: str, repo_url: str) -> list[Path]
     full = notebook(exercises.full_cells(segments, lang, first, prefix), src, lang, repo_url)
     written = [write(full, out / lang / f"{src.stem}.ipynb")]
     if exercises.exercises(segments):
-        student = notebook(exercises.student_cells(segments, lang, first, prefix), src, lang, repo_url,
-                           name=f"{lang}-{src.stem}-student.ipynb")
+        student = notebook(exercises.student_cells(segments, lang, first, prefix), src, lang,
+                           repo_url, name=f"{lang}-{src.stem}-student.ipynb")
         written.append(write(student, out / lang / "student" / f"{src.stem}.ipynb"))
     return written
 

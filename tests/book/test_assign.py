@@ -3,13 +3,19 @@
 * every chapter has at least two exercises whose answers the autograder checks, and their tests
   are hidden code cells at the end of the worked solution (the book build runs them there, so the
   worked solutions pass them: tests/site/test_book_build.py builds the book);
+* public checks (``exercise-test``) reach the student's notebook, hidden tests
+  (``exercise-test-hidden``) only the autograder, and carry most of the points;
 * the NumPy chapter is graded for real, in both editions, with ``otter run`` and no Docker: its
-  solution notebook gets full marks, the blank student notebook zero;
+  solution notebook gets full marks, the blank student notebook zero, a notebook that hard-codes
+  values to pass the public checks loses the hidden tests' points;
+* ``report`` summarises a grades CSV (and its JSON of failing tests) for the class;
 * for the other chapters (minutes of training on a CPU) the assignment is made and each test
   file runs against a notebook state without the answers and gives no points.
 """
 from __future__ import annotations
 
+import csv
+import json
 import sys
 from pathlib import Path
 
@@ -19,6 +25,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 import assign  # noqa: E402
+import class_report  # noqa: E402
 import exercises  # noqa: E402
 from bookmeta import LANGS  # noqa: E402
 
@@ -42,10 +49,11 @@ def test_two_graded_exercises_per_chapter(lang, chapter):
 def test_test_cells_are_hidden_and_inside_solutions(lang):
     for chapter in CHAPTERS:
         nb, segments = exercises.read_chapter(ROOT / "book" / lang / f"{chapter}.md")
-        tests = [c for c in nb.cells if exercises.TEST_TAG in c.metadata.get("tags", [])]
+        tags = {exercises.TEST_TAG, exercises.HIDDEN_TEST_TAG}
+        tests = [c for c in nb.cells if tags & set(c.metadata.get("tags", []))]
         for cell in tests:
             assert "remove-cell" in cell.metadata["tags"], f"{chapter}: a test cell is shown"
-        in_solutions = sum(len(ex.tests) for ex in exercises.exercises(segments))
+        in_solutions = sum(len(ex.all_tests) for ex in exercises.exercises(segments))
         assert in_solutions == len(tests), f"{chapter}: a test cell outside a gated solution"
 
 
@@ -74,6 +82,145 @@ def test_checked_names_and_skeleton():
     assert "cols = ...\ndef f(x, y=1):\n    ..." in skeleton and "return x + y" not in skeleton
     student = "\n".join(c.source for c in exercises.student_cells(segments, "en"))
     assert "Compute." in student and "print(f(rows))" not in student and "assert" not in student
+
+
+def _exercise_with_hidden_test() -> tuple[list, exercises.Exercise]:
+    md = ("```{exercise}\n:label: ex-b\n\nCompute.\n```\n\n"
+          "```{solution-start} ex-b\n:class: dropdown\n```\n")
+    cells = [nbformat.v4.new_markdown_cell(md),
+             nbformat.v4.new_code_cell("def double(x):\n    return 2 * x"),
+             nbformat.v4.new_code_cell("assert double(1) == 2"),
+             nbformat.v4.new_code_cell("# a hidden case\nassert double(-7) == -14"),
+             nbformat.v4.new_code_cell("assert double(0.5) == 1"),
+             nbformat.v4.new_markdown_cell("```{solution-end}\n```")]
+    cells[2].metadata["tags"] = ["remove-cell", exercises.TEST_TAG]
+    cells[3].metadata["tags"] = ["remove-cell", exercises.HIDDEN_TEST_TAG]
+    cells[4].metadata["tags"] = ["remove-cell", exercises.HIDDEN_TEST_TAG]
+    segments = []
+    for cell in cells:
+        if cell.cell_type == "markdown":
+            segments += exercises._markdown_segments(cell.source)
+        else:
+            tags = cell.metadata.get("tags", [])
+            kind = ("hidden-test" if exercises.HIDDEN_TEST_TAG in tags else
+                    "test" if exercises.TEST_TAG in tags else "code")
+            segments.append(exercises.Segment(kind, cell.source, cell=cell))
+    (ex,) = exercises.exercises(segments)
+    return segments, ex
+
+
+def test_hidden_tests_reach_only_the_autograder():
+    segments, ex = _exercise_with_hidden_test()
+    assert ex.tests == ["assert double(1) == 2"]
+    assert ex.hidden_tests == ["# a hidden case\nassert double(-7) == -14",
+                               "assert double(0.5) == 1"]
+    assert [n for n, _ in ex.checked_names()] == ["double"]
+    # the public check shares PUBLIC_POINTS, the hidden tests HIDDEN_POINTS: most of the points
+    assert exercises.test_points(ex) == [1.0, 1.5, 1.5]
+    assert exercises.PUBLIC_POINTS < exercises.HIDDEN_POINTS
+    student = "\n".join(c.source for c in exercises.student_cells(segments, "en"))
+    assert "double(-7)" not in student and "double(1)" not in student
+    master = exercises.otter_master_cells(segments, "en", {"name": "x"})
+    tests = [c.source for c in master if "BEGIN TEST CONFIG" in c.source]
+    assert len(tests) == 3
+    assert "hidden: false" in tests[0] and "points: 1.0" in tests[0]
+    # a hidden test whose first line is a comment stays one test, with its comment
+    assert "hidden: true" in tests[1]
+    assert tests[1].endswith("# a hidden case\nassert double(-7) == -14")
+    assert any("points: 4.0" in c.source for c in master if c.cell_type == "raw")
+
+
+def test_points_without_hidden_tests_are_one_per_check():
+    _, ex = _exercise_with_hidden_test()
+    ex.hidden_tests = []
+    assert exercises.test_points(ex) == [1.0]
+
+
+def test_mha_numpy_exercises_have_public_and_hidden_tests():
+    for lang in LANGS:
+        for ex in assign.graded_exercises(lang, GRADED_FULLY):
+            assert ex.tests and ex.hidden_tests, f"{lang}: {ex.label}"
+            points = exercises.test_points(ex)
+            assert sum(points[len(ex.tests):]) > sum(points[:len(ex.tests)]), ex.label
+
+
+def test_failed_cases_from_otter_output():
+    output = ("q results:\n    q - 1 result:\n        \u2705 Test case passed\n\n"
+              "    q - 2 result:\n        \u274c Test case failed\n        Trying:\n"
+              "            assert f(3) == 9\n        Expecting nothing\n"
+              "        ****************\n        Line 1, in q 1\n        Failed example:\n"
+              "            assert f(3) == 9\n        Exception raised:\n"
+              "            Traceback (most recent call last):\n"
+              "              File \"<doctest q 1[0]>\", line 1, in <module>\n"
+              "            AssertionError\n")
+    assert assign.failed_cases(output) == {"q - 2": "assert f(3) == 9\nAssertionError"}
+    assert assign.failed_cases("q results: All test cases passed!") == {}
+
+
+def _synthetic_grades(tmp_path: Path, with_json: bool = True) -> Path:
+    """A grades.csv (and grades.json) as `grade` writes them, for three submissions."""
+    rows = [{"submission": "alice/mha-numpy.ipynb", "total": 8, "possible": 8, "ex-a": 4,
+             "ex-b": 4},
+            {"submission": "bob/mha-numpy.ipynb", "total": 1, "possible": 8, "ex-a": 1,
+             "ex-b": 0},
+            {"submission": "<carol>/mha-numpy.ipynb", "total": 5, "possible": 8, "ex-a": 1,
+             "ex-b": 4}]
+    path = tmp_path / "grades.csv"
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    cases = {label: [{"name": f"{label} - 1", "hidden": False, "points": 1.0},
+                     {"name": f"{label} - 2", "hidden": True, "points": 3.0}]
+             for label in ("ex-a", "ex-b")}
+    failures = {"alice/mha-numpy.ipynb": {},
+                "bob/mha-numpy.ipynb": {"ex-a": {"ex-a - 2": "assert x < 1\nAssertionError"},
+                                        "ex-b": {"ex-b - 1": "assert y\nNameError: y",
+                                                 "ex-b - 2": "assert y\nNameError: y"}},
+                "<carol>/mha-numpy.ipynb": {"ex-a": {"ex-a - 2": "assert <b>\nAssertionError"}}}
+    if with_json:
+        details = {"chapter": "mha-numpy", "lang": "en", "tests": cases, "failures": failures}
+        path.with_suffix(".json").write_text(json.dumps(details), encoding="utf-8")
+    return path
+
+
+def test_report_on_synthetic_grades(tmp_path):
+    path = _synthetic_grades(tmp_path)
+    rep = class_report.build(path, "en")
+    a, b = rep.exercises
+    assert (a.label, a.possible, a.full, round(a.mean, 2)) == ("ex-a", 4.0, 1, 2.0)
+    assert (b.possible, b.full) == (4.0, 2)
+    assert rep.hardest() is a and a.failing_tests.most_common(1) == [("ex-a - 2", 2)]
+    text = class_report.render_text(rep, "en")
+    assert "Most often failed: ex-a: 2 of 3 submissions without full marks" in text
+    assert "most frequent failing test: ex-a - 2 (hidden test), failed by 2" in text
+    assert "bob/mha-numpy.ipynb: 1 / 8" in text and "ex-b - 1 [public check]" in text
+    assert "alice/mha-numpy.ipynb: 8 / 8\n    nothing" in text
+    zh = class_report.render_text(rep, "zh")
+    assert "失败最多的练习：" in zh and "隐藏测试" in zh and "公开检查" in zh
+    page = class_report.render_html(rep, "zh")
+    assert page.startswith("<!DOCTYPE html>") and 'lang="zh"' in page
+    assert "&lt;carol&gt;" in page and "<carol>" not in page and "&lt;b&gt;" in page
+
+
+def test_report_command(tmp_path, capsys):
+    path = _synthetic_grades(tmp_path)
+    html_path = tmp_path / "report.html"
+    assert assign.main(["report", str(path), "--lang", "zh", "--html", str(html_path)]) == 0
+    out = capsys.readouterr().out
+    assert "全班成绩报告" in out and "mha-numpy" in out
+    assert "ex-a - 2" in html_path.read_text(encoding="utf-8")
+    assert assign.main(["report", str(tmp_path / "missing.csv")]) == 1
+
+
+def test_report_without_json(tmp_path):
+    """Without the JSON the points come from the book (labels of a real chapter)."""
+    path = tmp_path / "grades.csv"
+    path.write_text("submission,total,possible,ex-mha-numpy-triu\ns.ipynb,1,4,1\n",
+                    encoding="utf-8")
+    rep = class_report.build(path, "en")
+    assert rep.exercises[0].possible == 4.0 and rep.exercises[0].full == 0
+    assert "no test details" in class_report.render_text(rep, "en")
 
 
 @pytest.fixture(scope="module")
@@ -152,8 +299,8 @@ def test_heavy_chapters_blank_scores_zero(made, lang):
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_numpy_chapter_graded_offline(made, lang, tmp_path):
-    dest = made / lang / GRADED_FULLY
+def test_numpy_chapter_graded_offline(made_numpy, lang, tmp_path):
+    dest = made_numpy / lang / GRADED_FULLY
     zip_path = dest / "autograder" / "autograder.zip"
     solved = assign.grade_one(zip_path, dest / "autograder" / f"{GRADED_FULLY}.ipynb",
                               tmp_path / "solution")
@@ -163,3 +310,41 @@ def test_numpy_chapter_graded_offline(made, lang, tmp_path):
     assert solved["possible"] > 0 and solved["total"] == solved["possible"], solved
     assert set(labels) <= set(solved), solved
     assert blank["total"] == 0, f"the blank student notebook scored: {blank}"
+
+
+# answers that pass the public checks of mha-numpy without computing anything
+HARD_CODED = {
+    "ex-mha-numpy-triu": "mask_triu = np.zeros((5, 5))\nmask_triu[0, 1] = -np.inf\n"
+                         "mask_cmp = np.zeros((5, 5))\nA5 = np.eye(5)",
+    "ex-mha-numpy-params": "def mha_num_params(d_model, num_heads):\n    return 1048576",
+    "ex-mha-numpy-permutation": "perm = np.array([1, 0, 2])\nH_perm = np.zeros_like(H)\n"
+                                "H_perm_causal = np.zeros_like(H)",
+}
+
+
+@pytest.fixture(scope="module")
+def made_numpy(tmp_path_factory):
+    out = tmp_path_factory.mktemp("assign-numpy")
+    for lang in LANGS:
+        assign.make(lang, GRADED_FULLY, out, repo_url="https://example.org/repo")
+    return out
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_numpy_hard_coded_answers_lose_the_hidden_points(made_numpy, lang, tmp_path):
+    dest = made_numpy / lang / GRADED_FULLY
+    nb = nbformat.read(dest / "student" / f"{GRADED_FULLY}.ipynb", as_version=4)
+    graded = assign.graded_exercises(lang, GRADED_FULLY)
+    assert {ex.label for ex in graded} == set(HARD_CODED)
+    for ex in graded:
+        (cell,) = [c for c in nb.cells if c.source == exercises.answer_skeleton(ex, lang)]
+        cell.source = HARD_CODED[ex.label]
+    sub = tmp_path / "submission" / f"{GRADED_FULLY}.ipynb"
+    sub.parent.mkdir()
+    nbformat.write(nb, sub)
+    scores = assign.grade_one(dest / "autograder" / "autograder.zip", sub, tmp_path / "run")
+    for ex in graded:
+        assert scores[ex.label]["score"] == exercises.PUBLIC_POINTS, (ex.label, scores)
+        failed = scores["failures"][ex.label]
+        assert failed and all(int(name.rsplit(" - ", 1)[1]) > len(ex.tests) for name in failed)
+    assert scores["total"] < scores["possible"] / 2, scores

@@ -133,4 +133,5 @@ def test_short_chapters_execute(exported, name, tmp_path):
                             resources={"metadata": {"path": str(tmp_path)}})
     client.execute()
     install_out = nb.cells[0].get("outputs", [])
-    assert not install_out, f"install cell did something although d2lmini is importable: {install_out}"
+    assert not install_out, (
+        f"install cell did something although d2lmini is importable: {install_out}")

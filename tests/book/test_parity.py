@@ -109,7 +109,8 @@ def test_checker_detects_mismatch(tmp_path, mutation, expected):
 
 
 def test_edition_specific_citations_are_allowed_and_one_way(tmp_path):
-    """zh cites 《动手学深度学习》 where en cites Dive into Deep Learning; nothing else may differ."""
+    """zh cites 《动手学深度学习》 where en cites Dive into Deep Learning; nothing else may
+    differ."""
     zh = GOOD_ZH.replace("vaswani2017attention", "zhang2023dive_zh")
     en = GOOD_EN.replace("vaswani2017attention", "zhang2023dive")
     assert compare_pair(_write(tmp_path, "zh", zh), _write(tmp_path, "en", en)) == []
@@ -125,3 +126,17 @@ def test_each_edition_cites_its_own_d2l(lang):
     hits = sorted(p.name for p in chapter_files(lang)
                   if cite_keys(p.read_text(encoding="utf-8")) & wrong)
     assert not hits, f"{lang}: pages citing the other edition's d2l ({sorted(wrong)}): {hits}"
+
+
+def test_claim_sentences_may_differ_but_not_their_code(tmp_path):
+    """d2l.claim's statement and d2l.choose's phrases are prose (one per language); the claim's
+    name, its condition and its values are code and must match."""
+    zh = GOOD_ZH.replace('glue("ch0_x", 1)', 'd2l.claim("ch0_c", x > 0, "x 是正数", x=x)\n'
+                         'd2l.choose("ch0_p", x > 0, "为正", "不为正")\nglue("ch0_x", 1)')
+    en = GOOD_EN.replace('glue("ch0_x", 1)', 'd2l.claim("ch0_c", x > 0, "x is positive", x=x)\n'
+                         'd2l.choose("ch0_p", x > 0, "is positive", "is not")\nglue("ch0_x", 1)')
+    assert compare_pair(_write(tmp_path, "zh", zh), _write(tmp_path, "en", en)) == []
+    for old, new in [("x > 0, \"x is", "x >= 0, \"x is"), ('"ch0_c"', '"ch0_d"'),
+                     ("x=x)", "x=2)"), ('"ch0_p", x > 0', '"ch0_p", x < 0')]:
+        assert compare_pair(_write(tmp_path, "zh", zh),
+                            _write(tmp_path, "en", en.replace(old, new))), old

@@ -67,7 +67,8 @@ def test_merge_keeps_cell_docstrings_and_comments_on_unchanged_lines():
 def test_merge_inserts_the_lines_the_cell_lacks_with_the_package_comments():
     cell = 'def f(a):\n    """Doc."""\n    return a'
     package = 'def f(a):\n    """Long doc."""\n    a = a + 1  # one more\n    return a'
-    assert sync.merge(cell, package) == 'def f(a):\n    """Doc."""\n    a = a + 1  # one more\n    return a'
+    assert sync.merge(cell, package) == (
+        'def f(a):\n    """Doc."""\n    a = a + 1  # one more\n    return a')
 
 
 def test_checker_reports_a_difference_and_writer_repairs_it(tmp_path, capsys):

@@ -26,8 +26,15 @@ from pathlib import Path
 
 import pytest
 
-from bookmeta import toc_files
-from chapter_source import BOOK, LABEL_RE, directive_labels, is_chapter, plain_prose
+if __name__ == "__main__":  # run as a script (--write): the paths conftest.py gives the tests
+    import sys
+
+    sys.path[:0] = [str(Path(__file__).resolve().parents[1]),
+                    str(Path(__file__).resolve().parents[2] / "tools")]
+
+from bookmeta import toc_files  # noqa: E402
+from chapter_source import (BOOK, HEADING_RE, LABEL_RE, directive_labels,  # noqa: E402
+                            is_chapter, plain_prose)
 
 TERMS_TABLE = "tab-glossary-terms"
 VARIANTS_TABLE = "tab-glossary-variants"
@@ -36,6 +43,17 @@ CJK = "\u4e00-\u9fff"
 # Terms a plain substring search cannot locate: one Chinese character (值 is also in 数值, 键 in
 # 关键) or an everyday English word ("value", "key"). They are still required to occur somewhere.
 NO_FIRST_CHECK = {"zh": {"值", "键"}, "en": {"key", "value"}}
+# Words that contain an avoided variant across a word boundary and are not a use of it
+# (区分 + 词尾 holds 分词).
+NOT_A_USE = ("区分词",)
+# Where the text introduces a concept before it uses the glossary's name for it, the other
+# wording counts as its first appearance ("the gradients are clipped" introduces gradient
+# clipping; "PyTorch's fused `scaled_dot_product_attention`" a fused attention kernel).
+FIRST_ALIASES = {
+    "en": {"gradient clipping": ("clipped", "clipping"), "fused attention kernel": ("fused",),
+           "subword": ("sub-word",), "masking": ("masked",)},
+    "zh": {"融合注意力算子": ("融合算子",)},
+}
 
 
 # ---------------------------------------------------------------------------- the glossary
@@ -156,12 +174,14 @@ def avoided_uses(text: str, avoided=None, preferred=None) -> list[tuple[int, str
     avoided = AVOIDED if avoided is None else avoided
     preferred = PREFERRED_KEYS if preferred is None else preferred
     prose, where = joined_prose(text, blank=_avoid_block_lines(text) | _english_cells(text))
-    return sorted({(where[i], bad, good) for i, bad, good in find_avoided(prose, avoided, preferred)})
+    return sorted({(where[i], bad, good)
+                   for i, bad, good in find_avoided(prose, avoided, preferred)})
 
 
 def find_avoided(prose: str, avoided, preferred) -> list[tuple[int, str, str]]:
     """(offset, variant, preferred) for each avoided variant in a piece of prose."""
     prose = _without_glosses(prose)
+    prose = _without_preferred(prose, list(NOT_A_USE))
     hits = []
     for bad, good, _ in avoided:
         # a preferred term that contains the variant is not a use of it (评分 in 评分函数)
@@ -196,7 +216,7 @@ def _english_cells(text: str) -> set[int]:
     column, cell = None, -1
     for n, ln in enumerate(lines, start=1):
         if re.match(r"^[`:]{3,}\{list-table\}", ln):
-            column, cell, header = None, -1, True
+            column, cell = None, -1
         elif ln.startswith("* - ") or (ln.startswith("  - ") and cell >= 0):
             cell = 0 if ln.startswith("* - ") else cell + 1
             if column is None and ln[4:].strip() == "English":
@@ -207,12 +227,27 @@ def _english_cells(text: str) -> set[int]:
 
 
 def svg_text(path: Path) -> str:
-    """The text a reader sees in an SVG figure (``<text>``/``<tspan>`` contents, one per line)."""
+    """The text a reader sees or hears in an SVG figure (``<text>``/``<tspan>``, ``<title>``,
+    ``<desc>`` contents, one per line)."""
     import html
 
     svg = path.read_text(encoding="utf-8")
-    parts = re.findall(r"<(?:text|tspan)\b[^>]*>([^<]*)<", svg)
+    parts = re.findall(r"<(?:text|tspan|title|desc)\b[^>]*>([^<]*)(?=<)", svg)
     return "\n".join(html.unescape(p) for p in parts if p.strip())
+
+
+def alt_texts(text: str) -> list[tuple[int, str]]:
+    """(line, text) of every alt text of a page: ``:alt:`` of a figure or image directive,
+    ``alt:`` in a code cell's ``mystnb`` metadata (a plot's), Markdown ``![alt](…)`` and HTML
+    ``<img alt="…">``. A screen reader reads them as prose."""
+    out = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        m = re.match(r"^\s*:?alt:\s*(.+?)\s*$", line)
+        if m:
+            out.append((n, m.group(1).strip("'\"")))
+        out += [(n, a) for a in re.findall(r"!\[([^\]]+)\]\(", line)]
+        out += [(n, a) for a in re.findall(r"<img\b[^>]*\balt=\"([^\"]*)\"", line)]
+    return out
 
 
 def chapters_in_order(lang: str) -> list[Path]:
@@ -238,6 +273,46 @@ def chapter_labels(path: Path) -> set[str]:
     return set(LABEL_RE.findall(text)) | set(directive_labels(text))
 
 
+def section_labels(text: str) -> list[tuple[int, str]]:
+    """(1-based line, label) of every labelled heading of a page, in order (a label line
+    ``(sec-x)=`` directly above a ``#`` heading, blank lines allowed between them)."""
+    lines = text.splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        m = LABEL_RE.match(line)
+        if not m:
+            continue
+        j = i + 1
+        while j < len(lines) and not lines[j].strip():
+            j += 1
+        if j < len(lines) and HEADING_RE.match(lines[j]):
+            out.append((i + 1, m.group(1)))
+    return out
+
+
+def first_section(key: str, lang: str, texts: dict[str, str]) -> tuple[str, str] | None:
+    """(chapter, section label) of the first occurrence of a term (or of one of its
+    ``FIRST_ALIASES``) in the prose of ``texts`` (chapter name -> source, in table-of-contents
+    order), or None when no chapter uses it."""
+    forms = (key, *FIRST_ALIASES[lang].get(key, ()))
+    for name, text in texts.items():
+        prose, where = joined_prose(text)
+        found = []
+        for form in forms:
+            if lang == "en":
+                m = re.search(rf"(?<![A-Za-z]){re.escape(form)}", prose, re.I)
+                found += [m.start()] if m else []
+            elif form in prose:
+                found.append(prose.index(form))
+        if not found:
+            continue
+        pos = min(found)
+        line = where[pos]
+        labels = [label for n, label in section_labels(text) if n <= line]
+        return name, (labels[-1] if labels else "")
+    return None
+
+
 # ---------------------------------------------------------------------------- the tests
 ZH_PAGES = sorted((BOOK / "zh").glob("*.md"))
 
@@ -246,6 +321,14 @@ ZH_PAGES = sorted((BOOK / "zh").glob("*.md"))
 def test_no_avoided_variant_in_zh_prose(path):
     hits = avoided_uses(path.read_text(encoding="utf-8"))
     assert not hits, "\n".join(f"zh/{path.name}:{n}: '{bad}' -> use '{good}' (glossary)"
+                               for n, bad, good in hits)
+
+
+@pytest.mark.parametrize("path", ZH_PAGES, ids=lambda p: f"zh/{p.name}")
+def test_no_avoided_variant_in_zh_alt_text(path):
+    hits = sorted({(n, bad, good) for n, alt in alt_texts(path.read_text(encoding="utf-8"))
+                   for _, bad, good in find_avoided(alt, AVOIDED, PREFERRED_KEYS)})
+    assert not hits, "\n".join(f"zh/{path.name}:{n}: alt text says '{bad}' -> use '{good}'"
                                for n, bad, good in hits)
 
 
@@ -282,36 +365,92 @@ def test_every_glossary_term_is_used(lang):
     assert not unused, f"{lang}/glossary.md lists terms no chapter uses: {unused}"
 
 
-@pytest.mark.parametrize("lang", ["zh", "en"])
-def test_first_appears_pointers(lang):
-    paths = chapters_in_order(lang)
-    prose = {p.stem: joined_prose(p.read_text(encoding="utf-8"))[0] for p in paths}
-    labels = {p.stem: chapter_labels(p) for p in paths}
+def wrong_first_appears(lang: str) -> list[str]:
+    """The glossary rows whose "first appears" pointer is not the section (the nearest labelled
+    heading above) where the term first occurs, chapters in table-of-contents order."""
+    texts = {p.stem: p.read_text(encoding="utf-8") for p in chapters_in_order(lang)}
     wrong = []
     for row in glossary_terms(lang):
         if row["key"] in NO_FIRST_CHECK[lang]:
             continue
-        first = first_chapter(row["key"], lang, prose)
-        if first is None:
+        found = first_section(row["key"], lang, texts)
+        if found is None:
             continue  # test_every_glossary_term_is_used reports it
-        if row["label"] not in labels[first]:
-            wrong.append(f"{row['key']}: points to {row['label']!r}, first occurs in {first}.md")
+        chapter, label = found
+        if row["label"] != label:
+            wrong.append(f"{row['key']}: points to {row['label']!r}, first occurs in "
+                         f"{chapter}.md under {label!r}")
+    return wrong
+
+
+def computed_first_appears(lang: str) -> dict[str, str]:
+    """Glossary term (its first cell) -> the label of the section where it first appears."""
+    texts = {p.stem: p.read_text(encoding="utf-8") for p in chapters_in_order(lang)}
+    out = {}
+    for row in glossary_terms(lang):
+        found = None if row["key"] in NO_FIRST_CHECK[lang] else first_section(row["key"], lang,
+                                                                               texts)
+        if found is not None:
+            out[row["term"]] = found[1]
+    return out
+
+
+def write_first_appears(lang: str) -> list[str]:
+    """Rewrite the "first appears" cells of ``book/<lang>/glossary.md`` from the sources;
+    return the terms changed (``python tests/book/test_terminology.py --write``)."""
+    path = BOOK / lang / "glossary.md"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    computed, changed = computed_first_appears(lang), []
+    for i, line in enumerate(lines):
+        term = line[4:].strip() if line.startswith("* - ") else None
+        if term in computed and i + 3 < len(lines) and lines[i + 3].startswith("  - {ref}"):
+            new = f"  - {{ref}}`{computed[term]}`"
+            if lines[i + 3] != new:
+                lines[i + 3] = new
+                changed.append(term)
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return changed
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_first_appears_pointers(lang):
+    wrong = wrong_first_appears(lang)
     assert not wrong, f"{lang}/glossary.md, wrong 'first appears' pointers:\n" + "\n".join(wrong)
 
 
 # ---------------------------------------------------------------------------- the checks can fail
 def test_avoided_use_is_found_and_exemptions_hold():
     avoided = [("批次", "批量", VARIANTS_TABLE), ("评分", "分数", VARIANTS_TABLE),
-               ("dropout", "暂退法", VARIANTS_TABLE)]
+               ("dropout", "暂退法", VARIANTS_TABLE), ("分词", "词元化", VARIANTS_TABLE)]
     preferred = ["评分函数", "批量", "暂退法"]
     text = ("一个批次。\n"                       # 1: avoided
             "评分函数给出分数。\n"                # 2: part of a preferred term: fine
             "暂退法（dropout）。\n"               # 3: an English gloss: fine
             "对输出做 dropout。\n"                # 4: bare English term in Chinese prose
             "`nn.Dropout(dropout)` 与 $p_{dropout}$。\n"  # 5: code and math: fine
+            "用来区分词尾。\n"                    # 6: 区分 + 词尾, not 分词: fine
             "```{code-cell} ipython3\nx = 1  # 批次\n```\n")  # code cell: fine
     assert avoided_uses(text, avoided, preferred) == [(1, "批次", "批量"),
                                                       (4, "dropout", "暂退法")]
+
+
+def test_alt_text_and_figure_text_are_read():
+    page = ('```{figure} img/a.svg\n:alt: 用强制教学训练\n```\n'
+            '```{code-cell} ipython3\n---\nmystnb:\n  image:\n    alt: "各个评分"\n---\nx\n```\n'
+            '![一个批次](img/b.png) <img src="c.png" alt="KV 缓存">\n')
+    alts = alt_texts(page)
+    assert alts == [(2, "用强制教学训练"), (8, "各个评分"), (12, "一个批次"), (12, "KV 缓存")]
+    avoided = [("强制教学", "教师强制", VARIANTS_TABLE), ("评分", "分数", VARIANTS_TABLE),
+               ("批次", "批量", VARIANTS_TABLE), ("KV 缓存", "键值缓存", VARIANTS_TABLE)]
+    found = [bad for _, alt in alts for _, bad, _ in find_avoided(alt, avoided, [])]
+    assert found == ["强制教学", "评分", "批次", "KV 缓存"]
+
+
+def test_svg_text_reads_text_title_and_desc(tmp_path):
+    svg = tmp_path / "f.svg"
+    svg.write_text('<svg><title>遮蔽</title><desc>层归一化</desc><text x="1">批次'
+                   '<tspan>得分</tspan></text></svg>', encoding="utf-8")
+    assert svg_text(svg).split("\n") == ["遮蔽", "层归一化", "批次", "得分"]
 
 
 def test_glossary_parser_and_first_chapter():
@@ -357,3 +496,13 @@ def test_english_spells_ise(path):
 def test_ise_check_can_fail():
     text = "We normalize the sizes.\n`normalize()` is code; initialisation is fine.\n"
     assert ize_spellings(text) == [(1, "normalize")]
+
+
+if __name__ == "__main__":  # python tests/book/test_terminology.py --write
+    import sys
+
+    if sys.argv[1:] != ["--write"]:
+        sys.exit("usage: python tests/book/test_terminology.py --write  (recompute the "
+                 "glossaries' 'first appears' column from the chapters)")
+    for edition in ("zh", "en"):
+        print(edition, write_first_appears(edition))

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 import pytest
 
 from chapter_source import (
     BOOK, LANGS, ROOT, chapter_files, cite_keys, exercise_labels, glue_defs, glue_uses,
-    is_chapter, read_notebook, glue_defined, ref_targets, solution_targets, LABEL_RE, directive_labels,
+    is_chapter, read_notebook, glue_defined, ref_targets, solution_targets, LABEL_RE,
+    directive_labels,
 )
 
 PLACEHOLDERS = re.compile(r"\b(TODO|FIXME|TBD|XXX)\b|lorem", re.I)
@@ -108,7 +110,8 @@ def edition_labels(lang: str) -> set[str]:
     for p in chapter_files(lang):
         t = p.read_text(encoding="utf-8")
         labels |= set(LABEL_RE.findall(t)) | set(directive_labels(t))
-        labels |= set(re.findall(r"\$\$\s*\(([A-Za-z0-9_:.\-]+)\)\s*$", t, re.M))  # $$ ... $$ (eq-x)
+        # $$ ... $$ (eq-x)
+        labels |= set(re.findall(r"\$\$\s*\(([A-Za-z0-9_:.\-]+)\)\s*$", t, re.M))
         labels.add(p.stem)  # {ref}`index` style document references
     return labels
 
@@ -144,3 +147,35 @@ def test_no_mention_of_source_notes(path):
 def test_source_notes_check_can_fail():
     text = "The paper notes that x.\nA laptop (笔记本电脑).\nThe seed\nnotes say.\n种子笔记。\n"
     assert source_note_mentions(text) == [(3, "seed notes"), (5, "种子笔记")]
+
+
+CODE_COLUMNS = 100  # what _static/book.css fits in the content column of a 1280 px window
+
+
+def display_width(line: str) -> int:
+    """Columns a line takes in a monospace font: a Chinese character counts two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in line)
+
+
+@pytest.mark.parametrize("path", ALL_MD, ids=_id)
+def test_code_lines_fit_the_column(path):
+    # a reader at a 1280 px window sees every line of a code cell without scrolling sideways;
+    # tests/site/test_browser.py checks the same on the rendered pages
+    wide = [
+        f"{_id(path)} cell {i}: {display_width(line)} columns: {line.strip()[:60]}"
+        for i, cell in enumerate(c for c in read_notebook(path).cells if c.cell_type == "code")
+        for line in cell.source.splitlines()
+        if display_width(line) > CODE_COLUMNS
+    ]
+    assert not wide, f"code lines wider than {CODE_COLUMNS} columns:\n" + "\n".join(wide)
+
+
+def test_figure_2_1_is_what_its_generator_draws():
+    # book/<lang>/img/ch2-eight-steps.svg are written by tools/figures/eight_steps.py
+    import importlib.util
+
+    path = ROOT / "tools" / "figures" / "eight_steps.py"
+    spec = importlib.util.spec_from_file_location("eight_steps", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["--check"]) == 0, "run: python tools/figures/eight_steps.py"

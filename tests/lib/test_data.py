@@ -140,7 +140,8 @@ def served_fra(server, monkeypatch):
 def test_data_hub_registry():
     assert set(d2l.DATA_HUB) == {"fra-eng", "cmn-eng", "text8"}
     url, sha1 = d2l.DATA_HUB["fra-eng"]
-    assert url == d2l.DATA_URL + "fra-eng.zip" and sha1 == "94646ad1522d915e7b0f9296181140edcf86a4f5"
+    assert url == d2l.DATA_URL + "fra-eng.zip"
+    assert sha1 == "94646ad1522d915e7b0f9296181140edcf86a4f5"
     for url, sha1 in d2l.DATA_HUB.values():
         assert url.startswith("http") and (sha1 is None or re.fullmatch(r"[0-9a-f]{40}", sha1))
 
@@ -188,7 +189,8 @@ def test_download_gives_up_after_retries(server, online, tmp_cache, monkeypatch)
 
 def test_mirror_replaces_canonical_host(server, served_fra, online, tmp_cache, monkeypatch):
     sha1 = datahub.DATA_HUB["fra-eng"][1]
-    monkeypatch.setitem(datahub.DATA_HUB, "fra-eng", ("http://canonical.invalid/d/fra-eng.zip", sha1))
+    monkeypatch.setitem(datahub.DATA_HUB, "fra-eng",
+                        ("http://canonical.invalid/d/fra-eng.zip", sha1))
     server.files["/mirror/fra-eng.zip"] = served_fra
     monkeypatch.setenv("D2LMINI_MIRROR", server.url + "/mirror/")
     assert d2l.download("fra-eng").read_bytes() == served_fra
@@ -283,7 +285,8 @@ def test_read_data_from_cache(no_data_dir, capsys):
 def test_read_data_downloads_then_uses_cache(server, served_fra, online, no_data_dir, capsys):
     assert d2l.read_data_nmt() == SAMPLE_FRA
     (line,) = announcements(capsys.readouterr().out)
-    assert line == f"[d2lmini] fra-eng: downloaded into the download cache (from {server.url}/fra-eng.zip)"
+    assert line == ("[d2lmini] fra-eng: downloaded into the download cache "
+                    f"(from {server.url}/fra-eng.zip)")
     assert d2l.read_data_nmt() == SAMPLE_FRA
     (line,) = announcements(capsys.readouterr().out)
     assert line.startswith("[d2lmini] fra-eng: download cache ") and len(server.requests) == 1
@@ -333,6 +336,25 @@ def test_offline_fallback_cmn(no_data_dir, capsys):
     pairs = {(" ".join(s), "".join(t)) for s, t in zip(source, target)}
     assert ("i like tea .", "我喜欢茶。") in pairs and ("help me .", "帮帮我。") in pairs
     assert all(len(row.split("\t")) == 3 for row in text.strip().split("\n"))
+
+
+#: sha256 of each offline corpus as read_data_nmt/read_data_cmn return it (the written pairs
+#: and the 30,000 generated ones, shortest first). The numbers of the book's offline runs depend
+#: on every byte: a change to the grammar (d2lmini/offline/), its tables or the written pairs
+#: that alters the corpus must be deliberate, and update these with the reason.
+OFFLINE_CORPUS_SHA256 = {
+    "fra-eng": "f04a61f1866b613956fcfb749d0bcb1d4077cc1526ffc3aa4ebfb6e69d4763b0",
+    "cmn-eng": "13d8f5e2b81a454e3773112edf3f8cdc6ddc37e56073a141f664e65652d7dea3",
+}
+
+
+@pytest.mark.parametrize("name", sorted(OFFLINE_CORPUS_SHA256))
+def test_offline_corpus_is_pinned(name):
+    text, num_written, num_generated = data._offline_text(name)
+    assert num_written == {"fra-eng": 304, "cmn-eng": 299}[name]
+    assert num_generated == d2l.OFFLINE_GENERATED_PAIRS  # none dropped: the generator never
+    # returns a written English sentence, so data.py filters nothing
+    assert hashlib.sha256(text.encode("utf-8")).hexdigest() == OFFLINE_CORPUS_SHA256[name]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -460,7 +482,10 @@ def test_load_array():
     X, y = torch.arange(20).reshape(10, 2), torch.arange(10)
     batches = list(d2l.load_array((X, y), 4, is_train=False))
     assert [len(b[1]) for b in batches] == [4, 4, 2] and batches[0][1].tolist() == [0, 1, 2, 3]
-    order = lambda seed: torch.cat([b[1] for b in d2l.load_array((X, y), 3, seed=seed)]).tolist()
+
+    def order(seed):
+        return torch.cat([b[1] for b in d2l.load_array((X, y), 3, seed=seed)]).tolist()
+
     assert order(1) == order(1) and sorted(order(1)) == list(range(10))
     assert order(1) != order(2)
     with pytest.raises(ValueError, match="batch_size"):
@@ -520,7 +545,9 @@ def test_load_data_nmt_fallback_is_trainable_vocabulary(no_data_dir, capsys):
 
 
 def test_load_data_nmt_is_repeatable(real_data):
-    first = lambda: next(iter(d2l.load_data_nmt(8, 6, 100)[0]))[0]
+    def first():
+        return next(iter(d2l.load_data_nmt(8, 6, 100)[0]))[0]
+
     d2l.set_seed(0)
     a = first()
     d2l.set_seed(0)
@@ -637,6 +664,83 @@ def test_split_held_out_keeps_every_translation_of_a_held_out_sentence_out_of_tr
 def test_split_held_out_rejects_bad_fractions(fraction, error):
     with pytest.raises(error, match="test_fraction"):
         d2l.split_held_out([["a"], ["b"]], [["x"], ["y"]], fraction)
+
+
+def test_normalise_source_expands_contractions_and_drops_final_punctuation():
+    assert d2l.normalise_source("i'm fine .".split()) == ("i", "am", "fine")
+    assert d2l.normalise_source("i am fine !".split()) == ("i", "am", "fine")
+    assert d2l.normalise_source("he's calm".split()) == ("he", "is", "calm")
+    assert d2l.normalise_source("i can't , won't swim ?!".split()) == (
+        "i", "can", "not", ",", "will", "not", "swim", "?!")
+    assert d2l.normalise_source("we don't know . .".split()) == ("we", "do", "not", "know")
+    assert d2l.normalise_source("let's go !".split()) == ("let", "us", "go")
+    assert d2l.normalise_source(["."]) == ()
+    assert d2l.normalise_source(["'s"]) == ("'s",)  # an ending alone is not a contraction
+    with pytest.raises(TypeError, match="tokens"):
+        d2l.normalise_source("i'm fine .")
+
+
+def _paraphrase_pairs():
+    source = [s.split() for s in ["i'm fine .", "i am fine !", "go .", "go .", "run !",
+                                  "he's calm .", "he is calm .", "stop !", "wait .", "hi .",
+                                  "hello .", "help !"]]
+    target = [t.split() for t in ["ça va .", "je vais bien .", "va !", "bouge !", "cours !",
+                                  "il est calme .", "il est calme .", "arrête !",
+                                  "attends .", "salut .", "salut .", "à l'aide !"]]
+    return source, target
+
+
+def test_split_held_out_by_normalised_source_keeps_variants_on_one_side():
+    source, target = _paraphrase_pairs()
+    for seed in range(8):
+        split = d2l.split_held_out(source, target, 0.3, seed=seed, dev_fraction=0.3,
+                                   normalise=True)
+        assert isinstance(split, d2l.HeldOutSplit)
+        train_keys = {d2l.normalise_source(s) for s in split.train_source}
+        held = split.dev_source + split.test_source
+        assert not train_keys & {d2l.normalise_source(s) for s in held}
+        assert not ({d2l.normalise_source(s) for s in split.dev_source}
+                    & {d2l.normalise_source(s) for s in split.test_source})
+        assert len(split.test_source) == round(0.3 * 9) and len(split.dev_source) == 3
+        held_lines = sum(map(len, split.dev_references + split.test_references))
+        lines = len(split.train_source) + held_lines
+        assert lines == len(source)  # nothing dropped: every line is on exactly one side
+        for s, refs in zip(split.test_source, split.test_references):
+            if d2l.normalise_source(s) == ("i", "am", "fine"):  # the group's references
+                assert refs == [["ça", "va", "."], ["je", "vais", "bien", "."]]
+
+
+def test_split_held_out_drops_held_out_sentences_whose_reference_is_a_training_target():
+    source, target = _paraphrase_pairs()
+    dropped_somewhere = False
+    for seed in range(8):
+        kept = d2l.split_held_out(source, target, 0.3, seed=seed, dev_fraction=0.3,
+                                  drop_seen_targets=True)
+        full = d2l.split_held_out(source, target, 0.3, seed=seed, dev_fraction=0.3)
+        seen = {tuple(t) for t in kept.train_target}
+        for refs in kept.dev_references + kept.test_references:
+            assert not any(tuple(r) in seen for r in refs)
+        assert len(kept.test_source) + kept.test_dropped == len(full.test_source)
+        assert len(kept.dev_source) + kept.dev_dropped == len(full.dev_source)
+        assert full.dev_dropped == full.test_dropped == 0
+        dropped_somewhere |= kept.dev_dropped + kept.test_dropped > 0
+    assert dropped_somewhere  # "salut ." and "il est calme ." are shared by two sources
+
+
+def test_split_held_out_without_options_is_the_original_split():
+    source, target = _paraphrase_pairs()
+    old = d2l.split_held_out(source, target, 0.3, seed=3)
+    assert isinstance(old, tuple) and not isinstance(old, d2l.HeldOutSplit) and len(old) == 4
+    new = d2l.split_held_out(source, target, 0.3, seed=3, dev_fraction=0.0)
+    assert (new.train_source, new.train_target, new.test_source, new.test_references) == old
+    assert new.dev_source == [] and new.dev_references == []
+
+
+@pytest.mark.parametrize("fraction, error", [(-0.1, ValueError), (1, ValueError),
+                                             (True, TypeError), ("0.1", TypeError)])
+def test_split_held_out_rejects_bad_dev_fractions(fraction, error):
+    with pytest.raises(error, match="dev_fraction"):
+        d2l.split_held_out([["a"], ["b"]], [["x"], ["y"]], 0.5, dev_fraction=fraction)
 
 
 def test_bucket_sampler_respects_the_token_budget_and_covers_every_pair():

@@ -23,18 +23,16 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 VOCAB_SIZE, STEPS = 12, 6
 
 
-class _ToyVocab:
-    def __getitem__(self, token):
-        return {"<pad>": 0, "<bos>": 1, "<eos>": 2}[token]
-
-
-def _copy_data(n=48, seed=0):
-    """A copy task: (X, X_valid_len, Y, Y_valid_len) with Y = X; <pad> 0, <eos> 2."""
+def _copy_data(vocab, n=48, seed=0):
+    """A copy task in ``vocab`` (tests/lib/conftest.py's ``tiny_vocab``):
+    (X, X_valid_len, Y, Y_valid_len) with Y = X, words then <eos> then <pad>s."""
+    assert len(vocab) == VOCAB_SIZE
     g = torch.Generator().manual_seed(seed)
     lens = torch.randint(2, STEPS, (n,), generator=g)
-    X = torch.randint(3, VOCAB_SIZE, (n, STEPS), generator=g)
-    X = torch.where(torch.arange(STEPS)[None, :] < lens[:, None], X, torch.zeros_like(X))
-    X[torch.arange(n), lens] = 2
+    X = torch.randint(vocab["<eos>"] + 1, VOCAB_SIZE, (n, STEPS), generator=g)
+    X = torch.where(torch.arange(STEPS)[None, :] < lens[:, None], X,
+                    torch.full_like(X, vocab["<pad>"]))
+    X[torch.arange(n), lens] = vocab["<eos>"]
     return X, lens + 1, X.clone(), lens + 1
 
 
@@ -43,13 +41,13 @@ def _net(dropout=0.0):
     return d2l.make_transformer(VOCAB_SIZE, VOCAB_SIZE, 16, 32, 2, 1, dropout)
 
 
-def _train(net, **kw):
+def _train(vocab, net, **kw):
     settings = dict(global_batch_size=8, lr=1e-3, num_epochs=2, device="cpu",
                     label_smoothing=0.1, log=None, seed=3,
                     scheduler=lambda opt: torch.optim.lr_scheduler.LambdaLR(
                         opt, lambda step: min(1.0, (step + 1) / 4)))
     settings.update(kw)
-    return d2l.train_seq2seq_ddp(net, _copy_data(), _ToyVocab(), **settings)
+    return d2l.train_seq2seq_ddp(net, _copy_data(vocab), vocab, **settings)
 
 
 @pytest.fixture(autouse=True)
@@ -67,7 +65,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _ddp_worker(rank: int, world_size: int, port: int, out_dir: str) -> None:
+def _ddp_worker(rank: int, world_size: int, port: int, out_dir: str, vocab: d2l.Vocab) -> None:
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
                       WORLD_SIZE=str(world_size), LOCAL_RANK=str(rank))
     torch.set_num_threads(1)
@@ -77,18 +75,19 @@ def _ddp_worker(rank: int, world_size: int, port: int, out_dir: str) -> None:
     try:
         lines = []
         net = _net()
-        result = _train(net, checkpoint_path=Path(out_dir) / "ckpt.pt", log=lines.append)
+        result = _train(vocab, net, checkpoint_path=Path(out_dir) / "ckpt.pt", log=lines.append)
         torch.save({"state": net.state_dict(), "losses": result.losses, "lines": lines},
                    Path(out_dir) / f"rank{rank}.pt")
     finally:
         d2l.cleanup_distributed()
 
 
-def test_ddp_two_processes_equal_one_process_on_the_global_batch(tmp_path, monkeypatch):
+def test_ddp_two_processes_equal_one_process_on_the_global_batch(tmp_path, monkeypatch,
+                                                                 tiny_vocab):
     net = _net()
-    single = _train(net)
+    single = _train(tiny_vocab, net)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # workers: CPUs and gloo, even on a GPU host
-    mp.spawn(_ddp_worker, args=(2, _free_port(), str(tmp_path)), nprocs=2, join=True)
+    mp.spawn(_ddp_worker, args=(2, _free_port(), str(tmp_path), tiny_vocab), nprocs=2, join=True)
     outs = [torch.load(tmp_path / f"rank{r}.pt", weights_only=True) for r in range(2)]
     for out in outs:
         assert out["losses"] == pytest.approx(single.losses, abs=1e-6)
@@ -103,31 +102,32 @@ def test_ddp_two_processes_equal_one_process_on_the_global_batch(tmp_path, monke
         assert torch.equal(ckpt["model"][name], p)
 
 
-def test_resume_reproduces_an_uninterrupted_run_exactly(tmp_path):
+def test_resume_reproduces_an_uninterrupted_run_exactly(tmp_path, tiny_vocab):
     ckpt = tmp_path / "run" / "ckpt.pt"
     full_net = _net(dropout=0.1)
-    full = _train(full_net, num_epochs=3)
-    first = _train(_net(dropout=0.1), num_epochs=2, checkpoint_path=ckpt)
+    full = _train(tiny_vocab, full_net, num_epochs=3)
+    first = _train(tiny_vocab, _net(dropout=0.1), num_epochs=2, checkpoint_path=ckpt)
     state = torch.load(ckpt, weights_only=True)  # tensors and plain containers only
     assert state["epoch"] == 2 and state["losses"] == first.losses
     assert set(state) >= {"model", "optimizer", "scheduler", "epoch", "losses"}
     lines = []
     resumed_net = _net(dropout=0.1)
-    resumed = _train(resumed_net, num_epochs=3, checkpoint_path=ckpt, log=lines.append)
+    resumed = _train(tiny_vocab, resumed_net, num_epochs=3, checkpoint_path=ckpt, log=lines.append)
     assert lines[0] == f"resumed from {ckpt} after epoch 2" and len(lines) == 3
     assert resumed.losses == full.losses and first.losses == full.losses[:2]
     for (name, a), b in zip(full_net.state_dict().items(), resumed_net.state_dict().values()):
         assert torch.equal(a, b), name
     assert torch.load(ckpt, weights_only=True)["epoch"] == 3
     # a finished checkpoint leaves nothing to do; resume=False starts afresh
-    assert _train(_net(), num_epochs=3, checkpoint_path=ckpt).losses == full.losses
-    fresh = _train(_net(dropout=0.1), num_epochs=1, checkpoint_path=ckpt, resume=False)
+    assert _train(tiny_vocab, _net(), num_epochs=3, checkpoint_path=ckpt).losses == full.losses
+    fresh = _train(tiny_vocab, _net(dropout=0.1), num_epochs=1, checkpoint_path=ckpt, resume=False)
     assert fresh.losses == full.losses[:1]
     assert torch.load(ckpt, weights_only=True)["epoch"] == 1
 
 
-def test_max_seconds_stops_at_an_epoch_boundary_and_checkpoints(tmp_path):
-    result = _train(_net(), num_epochs=50, max_seconds=1e-3, checkpoint_path=tmp_path / "c.pt")
+def test_max_seconds_stops_at_an_epoch_boundary_and_checkpoints(tmp_path, tiny_vocab):
+    result = _train(tiny_vocab, _net(), num_epochs=50, max_seconds=1e-3,
+                    checkpoint_path=tmp_path / "c.pt")
     assert len(result.losses) == 1
     assert torch.load(tmp_path / "c.pt", weights_only=True)["epoch"] == 1
 
@@ -145,9 +145,9 @@ def test_max_seconds_stops_at_an_epoch_boundary_and_checkpoints(tmp_path):
     (dict(seed=-1), "seed"),
     (dict(max_seconds=0), "max_seconds"),
 ])
-def test_train_seq2seq_ddp_rejects_bad_arguments(kw, match):
+def test_train_seq2seq_ddp_rejects_bad_arguments(kw, match, tiny_vocab):
     with pytest.raises(ValueError, match=match):
-        _train(_net(), **kw)
+        _train(tiny_vocab, _net(), **kw)
 
 
 @pytest.mark.parametrize("kw, match", [
@@ -155,9 +155,9 @@ def test_train_seq2seq_ddp_rejects_bad_arguments(kw, match):
     (dict(num_epochs=2.0), "num_epochs must be a positive int"),
     (dict(seed=True), "seed must be a non-negative int"),
 ])
-def test_train_seq2seq_ddp_rejects_arguments_of_the_wrong_type(kw, match):
+def test_train_seq2seq_ddp_rejects_arguments_of_the_wrong_type(kw, match, tiny_vocab):
     with pytest.raises(TypeError, match=match):
-        _train(_net(), **kw)
+        _train(tiny_vocab, _net(), **kw)
 
 
 def test_checkpointer_saves_whole_files_and_resumes_only_its_own_run(tmp_path):
@@ -180,27 +180,27 @@ def test_checkpointer_saves_whole_files_and_resumes_only_its_own_run(tmp_path):
         stranger.resume(other, d2l.make_adam(other, 1e-3, cpu), None, cpu)
 
 
-def test_train_seq2seq_ddp_rejects_bad_data_and_mismatched_checkpoint(tmp_path):
-    X, lx, Y, ly = _copy_data()
+def test_train_seq2seq_ddp_rejects_bad_data_and_mismatched_checkpoint(tmp_path, tiny_vocab):
+    X, lx, Y, ly = _copy_data(tiny_vocab)
     with pytest.raises(TypeError, match="data"):
-        d2l.train_seq2seq_ddp(_net(), (X, lx, Y), _ToyVocab(), global_batch_size=8, lr=1e-3,
+        d2l.train_seq2seq_ddp(_net(), (X, lx, Y), tiny_vocab, global_batch_size=8, lr=1e-3,
                               num_epochs=1, device="cpu")
     with pytest.raises(ValueError, match="first dimension"):
-        d2l.train_seq2seq_ddp(_net(), (X, lx, Y[:10], ly), _ToyVocab(), global_batch_size=8,
+        d2l.train_seq2seq_ddp(_net(), (X, lx, Y[:10], ly), tiny_vocab, global_batch_size=8,
                               lr=1e-3, num_epochs=1, device="cpu")
-    _train(_net(), num_epochs=1, checkpoint_path=tmp_path / "c.pt")
+    _train(tiny_vocab, _net(), num_epochs=1, checkpoint_path=tmp_path / "c.pt")
     with pytest.raises(ValueError, match="global_batch_size must match the checkpoint"):
-        _train(_net(), global_batch_size=16, checkpoint_path=tmp_path / "c.pt")
+        _train(tiny_vocab, _net(), global_batch_size=16, checkpoint_path=tmp_path / "c.pt")
 
 
-def test_global_batch_must_split_evenly_over_the_ranks(monkeypatch):
+def test_global_batch_must_split_evenly_over_the_ranks(monkeypatch, tiny_vocab):
     # pretend to be rank 0 of 3: the check comes before any collective call
     monkeypatch.setattr(distributed.dist, "is_initialized", lambda: True)
     monkeypatch.setattr(distributed.dist, "get_rank", lambda: 0)
     monkeypatch.setattr(distributed.dist, "get_world_size", lambda: 3)
     with pytest.raises(ValueError, match="global_batch_size must be divisible by the world "
                                          "size 3"):
-        _train(_net())
+        _train(tiny_vocab, _net())
 
 
 def test_setup_distributed_without_torchrun(monkeypatch):

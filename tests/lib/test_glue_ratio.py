@@ -21,7 +21,16 @@ def glued(monkeypatch):
 def test_within_bounds_is_glued(glued):
     d2l.glue_ratio("ch0_growth", 3.2, low=2, high=8)
     d2l.glue_ratio("ch0_any", math.nan)  # unbounded: any value, NaN included
-    assert glued[0] == ("ch0_growth", 3.2, False) and glued[1][0] == "ch0_any"
+    values = [call for call in glued if not call[0].startswith(d2l.CLAIM_PREFIX)]
+    assert values[0] == ("ch0_growth", 3.2, False) and values[1][0] == "ch0_any"
+
+
+def test_bounds_are_recorded_as_a_claim(glued):
+    d2l.glue_ratio("ch0_growth", 3.2, low=2, high=8)
+    d2l.glue_ratio("ch0_any", 1.0)  # no bounds: nothing is claimed
+    records = [value.record for name, value, _ in glued if name.startswith(d2l.CLAIM_PREFIX)]
+    assert records == [{"name": "ch0_growth", "kind": "guarded", "statement": "2 ≤ ch0_growth ≤ 8",
+                        "holds": True, "values": {"ch0_growth": 3.2}}]
 
 
 @pytest.mark.parametrize("value, low, high", [(1.3, 2, 8), (9.0, 2, 8), (0.5, 1, None),

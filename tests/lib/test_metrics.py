@@ -74,3 +74,65 @@ def test_d2l_sentence_bleu_variant():
     assert metrics.bleu("a b c", "a b d", 2) == pytest.approx((2 / 3) ** 0.5 * 0.5 ** 0.25)
     with pytest.raises(ValueError, match="k must be a positive int"):
         metrics.bleu("a", "a", 0)
+
+
+# -------------------------------------------------------------------- one convention per pair
+@pytest.mark.parametrize("pair, tok", [("fra-eng", "tok:none"), ("cmn-eng", "tok:zh")])
+def test_bleu_of_a_pair_uses_its_declared_convention(pair, tok):
+    hyp = ["il est calme .", "je suis chez moi ."]
+    ref = ["il est calme .", "je suis à la maison ."]
+    result = metrics.corpus_bleu(hyp, ref, pair=pair)
+    assert tok in result.signature and "case:mixed" in result.signature
+    given = metrics.BLEU_CONVENTIONS[pair]
+    same = metrics.corpus_bleu(hyp, ref, tokenize=given["tokenize"],
+                               lowercase=given["lowercase"])
+    assert (result.score, result.signature) == (same.score, same.signature)
+
+
+def test_french_convention_splits_at_spaces_only():
+    # tok:none: "calme." is one token, as the model's tokens are; 13a splits the full stop off
+    hyp, ref = ["il est très calme."], ["il est très calme ."]
+    assert metrics.corpus_bleu(hyp, ref, pair="fra-eng").score < \
+        metrics.corpus_bleu(hyp, ref, tokenize="13a").score
+
+
+@pytest.mark.parametrize("pair, order", [("fra-eng", "nc:6"), ("cmn-eng", "nc:3")])
+def test_chrf_of_a_pair_uses_its_character_order(pair, order):
+    hyp, ref = ["我喜欢茶。", "他很冷静。"], ["我喜欢茶。", "他非常冷静。"]
+    result = metrics.corpus_chrf(hyp, ref, pair=pair)
+    assert f"|{order}|" in result.signature and "nw:0" in result.signature
+    same = metrics.corpus_chrf(hyp, ref, char_order=int(order[3:]))
+    assert (result.score, result.signature) == (same.score, same.signature)
+
+
+def test_without_a_pair_the_defaults_are_sacrebleus():
+    assert "tok:13a" in metrics.corpus_bleu(["a ."], ["a ."]).signature
+    assert "nc:6" in metrics.corpus_chrf(["a ."], ["a ."]).signature
+
+
+@pytest.mark.parametrize("kwargs", [{"tokenize": "zh"}, {"lowercase": True},
+                                    {"tokenize": "none", "lowercase": False}])
+def test_a_pair_and_its_own_options_are_not_both_accepted(kwargs):
+    with pytest.raises(ValueError, match="pass either pair='cmn-eng' or"):
+        metrics.corpus_bleu(["a"], ["a"], pair="cmn-eng", **kwargs)
+
+
+def test_chrf_pair_and_char_order_are_not_both_accepted():
+    with pytest.raises(ValueError, match="pass either pair='fra-eng' or char_order"):
+        metrics.corpus_chrf(["a"], ["a"], pair="fra-eng", char_order=6)
+
+
+@pytest.mark.parametrize("pair", ["deu-eng", "eng-fra", "", 3])
+def test_an_unknown_pair_is_refused(pair):
+    for fn in (metrics.corpus_bleu, metrics.corpus_chrf):
+        with pytest.raises(ValueError, match=r"pair must be one of \['cmn-eng', 'fra-eng'\]"):
+            fn(["a"], ["a"], pair=pair)
+
+
+def test_typographic_apostrophe_is_the_plain_one():
+    # else "j’ai" and "j'ai" are two tokens and a correct translation loses n-grams
+    from d2lmini.data import preprocess_nmt
+
+    assert preprocess_nmt("I sighed.\tJ\u2019ai soupiré.") == "i sighed .\tj'ai soupiré ."
+    assert preprocess_nmt("C\u2019est l\u2019été\u202f!") == "c'est l'été !"
+    assert "\u2019" not in preprocess_nmt("\u2019\u2019")

@@ -15,14 +15,17 @@ import d2lmini as d2l  # noqa: E402
 
 plot_module = sys.modules["d2lmini.plotting"]
 
-HAVE_CJK = any(f.name in plot_module.CJK_FONTS for f in font_manager.fontManager.ttflist)
+# what the library itself finds (matplotlib's fonts, the bundled Noto Sans CJK, font files
+# newer than matplotlib's cache), not only matplotlib's possibly stale font list
+HAVE_CJK = d2l.find_cjk_font() is not None
+NO_CJK = "no CJK font (pip install noto-cjk-sans-otc, or apt install fonts-noto-cjk)"
 
 
 @pytest.fixture(autouse=True)
 def fresh_state(monkeypatch):
     """Each test starts without a chosen CJK font and with matplotlib's default fonts."""
     monkeypatch.setattr(plot_module, "_cjk_state", {})
-    with matplotlib.rc_context():
+    with matplotlib.rc_context(), warnings.catch_warnings():  # filters restored afterwards
         yield
 
 
@@ -53,7 +56,7 @@ def test_bad_arguments(monkeypatch):
         d2l.label(["a", "b"], ["甲"])
 
 
-@pytest.mark.skipif(not HAVE_CJK, reason="no CJK font installed (apt install fonts-noto-cjk)")
+@pytest.mark.skipif(not HAVE_CJK, reason=NO_CJK)
 def test_chinese_labels_render_with_a_cjk_font(monkeypatch):
     monkeypatch.setenv(d2l.LANG_ENV, "zh")
     text = d2l.label("sequence length n", "序列长度 n")
@@ -68,20 +71,69 @@ def test_chinese_labels_render_with_a_cjk_font(monkeypatch):
     plt.close(fig)
 
 
-def test_no_cjk_font_english_labels_and_one_warning(monkeypatch):
-    monkeypatch.setenv(d2l.LANG_ENV, "zh")
+def _no_cjk_font_anywhere(monkeypatch):
     monkeypatch.setattr(plot_module, "CJK_FONTS", ("No Such Font SC",))
+    monkeypatch.setattr(plot_module, "_bundled_cjk_font_file", lambda: None)
+    monkeypatch.setattr(font_manager, "findSystemFonts", lambda *a, **k: [])
+
+
+def test_no_cjk_font_is_an_error_in_zh_not_english_labels(monkeypatch):
+    """A zh build must not publish English labels or a font warning: it stops instead."""
+    monkeypatch.setenv(d2l.LANG_ENV, "zh")
+    _no_cjk_font_anywhere(monkeypatch)
     family = list(plt.rcParams["font.family"])
-    with pytest.warns(UserWarning, match="no font with Chinese characters") as record:
-        first = d2l.label("key", "键")
+    assert d2l.find_cjk_font() is None
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # a second label does not warn again
-        second = d2l.label(["a"], ["甲"])
-    assert (first, second, len(record)) == ("key", ["a"], 1)
+        warnings.simplefilter("error")  # an error, and no warning before it
+        with pytest.raises(d2l.CJKFontError, match="pip install noto-cjk-sans-otc"):
+            d2l.label("key", "键")
+        with pytest.raises(d2l.CJKFontError):
+            d2l.use_svg_display()
     assert plt.rcParams["font.family"] == family
+    monkeypatch.setenv(d2l.LANG_ENV, "en")  # the English edition needs no CJK font
+    assert d2l.label("key", "键") == "key"
 
 
-@pytest.mark.skipif(not HAVE_CJK, reason="no CJK font installed (apt install fonts-noto-cjk)")
+def test_the_bundled_font_package_is_found_without_system_fonts(monkeypatch):
+    """The pip font (requirements.txt) is enough: no system CJK font, a stale font list."""
+    bundled = plot_module._bundled_cjk_font_file()
+    if bundled is None:
+        pytest.skip("noto-cjk-sans-otc is not installed (it is in requirements.txt)")
+    manager = font_manager.fontManager
+    monkeypatch.setattr(manager, "ttflist",
+                        [f for f in manager.ttflist if f.name not in plot_module.CJK_FONTS])
+    monkeypatch.setattr(font_manager, "findSystemFonts", lambda *a, **k: [])
+    assert d2l.find_cjk_font() in plot_module.CJK_FONTS
+    assert any(f.fname == bundled for f in manager.ttflist)
+
+
+def test_a_cached_font_whose_file_is_gone_is_not_used(monkeypatch, tmp_path):
+    """matplotlib's font cache can outlive an uninstalled font (apt purge): the entry is skipped
+    and the bundled font is used instead of drawing boxes."""
+    bundled = plot_module._bundled_cjk_font_file()
+    if bundled is None:
+        pytest.skip("noto-cjk-sans-otc is not installed (it is in requirements.txt)")
+    manager = font_manager.fontManager
+    gone = font_manager.FontEntry(fname=str(tmp_path / "NotoSansCJK-Regular.ttc"),
+                                  name=plot_module.CJK_FONTS[0])
+    monkeypatch.setattr(manager, "ttflist",
+                        [f for f in manager.ttflist if f.name not in plot_module.CJK_FONTS]
+                        + [gone])
+    monkeypatch.setattr(font_manager, "findSystemFonts", lambda *a, **k: [])
+    assert plot_module._installed_cjk_font() is None
+    assert d2l.find_cjk_font() in plot_module.CJK_FONTS
+    assert any(f.fname == bundled for f in manager.ttflist)
+
+
+def test_the_book_requirements_bring_a_cjk_font():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    assert plot_module.CJK_FONT_PACKAGE in (root / "requirements.txt").read_text()
+    assert plot_module.CJK_FONT_PACKAGE in (root / "pyproject.toml").read_text()
+
+
+@pytest.mark.skipif(not HAVE_CJK, reason=NO_CJK)
 def test_cjk_font_installed_after_the_font_cache_is_found(monkeypatch):
     """A font installed while the kernel runs (apt in Colab) is not in matplotlib's cache yet."""
     monkeypatch.setenv(d2l.LANG_ENV, "zh")
@@ -94,7 +146,7 @@ def test_cjk_font_installed_after_the_font_cache_is_found(monkeypatch):
     assert plt.rcParams["font.family"][-1] in plot_module.CJK_FONTS
 
 
-@pytest.mark.skipif(not HAVE_CJK, reason="no CJK font installed (apt install fonts-noto-cjk)")
+@pytest.mark.skipif(not HAVE_CJK, reason=NO_CJK)
 def test_axes_created_before_the_first_label_show_chinese(monkeypatch):
     """The chapters call use_svg_display() first; axes made before any d2l.label() call must
     still render Chinese (a text object keeps the fonts it was created with)."""
@@ -107,3 +159,18 @@ def test_axes_created_before_the_first_label_show_chinese(monkeypatch):
         warnings.simplefilter("error")
         fig.canvas.draw()
     plt.close(fig)
+
+
+@pytest.mark.skipif(not HAVE_CJK, reason=NO_CJK)
+def test_a_character_no_font_has_is_an_error_in_zh(monkeypatch):
+    """A box with a "Glyph ... missing" warning in a zh page would be published: it stops."""
+    monkeypatch.setenv(d2l.LANG_ENV, "zh")
+    d2l.use_svg_display()
+    fig, ax = plt.subplots()
+    ax.set_xlabel(d2l.label("sequence length", "序列长度"))
+    fig.canvas.draw()  # Chinese is found in the CJK font: no warning, no error
+    ax.set_title("\u0f00")  # Tibetan: in neither DejaVu Sans nor Noto Sans CJK
+    with pytest.raises(UserWarning, match="missing from font"):
+        fig.canvas.draw()
+    plt.close(fig)
+

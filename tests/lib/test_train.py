@@ -1,4 +1,5 @@
-"""Tests of d2lmini.train: masking, loss, clipping, the training step and loop, BLEU, schedule."""
+"""Tests of d2lmini.train: masking, loss, clipping, the training step and loop, the schedule
+and checkpoint averaging (BLEU is tested in test_metrics.py)."""
 
 import math
 import re
@@ -22,19 +23,20 @@ def test_masked_loss_ignores_padding_exactly():
     loss = d2l.MaskedSoftmaxCELoss()
     pred, label = torch.randn(3, 4, 10), torch.randint(0, 10, (3, 4))
     valid = torch.tensor([4, 2, 0])
-    l = loss(pred, label, valid)
+    per_seq = loss(pred, label, valid)
     pred2, label2 = pred.clone(), label.clone()
     pred2[1, 2:] = torch.randn(2, 10) * 100  # change only the padding
     label2[1, 2:] = 7
-    torch.testing.assert_close(loss(pred2, label2, valid), l)
-    assert l[2] == 0  # a sequence of valid length 0 contributes nothing
+    torch.testing.assert_close(loss(pred2, label2, valid), per_seq)
+    assert per_seq[2] == 0  # a sequence of valid length 0 contributes nothing
     expected = nn.functional.cross_entropy(pred[0], label[0], reduction="sum")
-    torch.testing.assert_close(l[0], expected)
+    torch.testing.assert_close(per_seq[0], expected)
 
 
 def test_masked_loss_padding_gets_no_gradient():
     pred = torch.randn(2, 3, 5, requires_grad=True)
-    d2l.MaskedSoftmaxCELoss()(pred, torch.randint(0, 5, (2, 3)), torch.tensor([1, 3])).sum().backward()
+    d2l.MaskedSoftmaxCELoss()(
+        pred, torch.randint(0, 5, (2, 3)), torch.tensor([1, 3])).sum().backward()
     assert torch.all(pred.grad[0, 1:] == 0) and pred.grad[1].abs().sum() > 0
 
 
@@ -106,59 +108,39 @@ def test_xavier_init_weights_only_touches_linear():
     assert torch.all(net[1].weight == 1)
 
 
-def _copy_task(n=64, steps=6, vocab_size=12, seed=0):
-    """Source: random tokens 3..vocab-1 + <eos> + padding; target: the same sequence."""
+def _copy_task(vocab, n=64, steps=6, seed=0):
+    """Source: random words of ``vocab`` + <eos> + <pad>s; target: the same sequence."""
     g = torch.Generator().manual_seed(seed)
     lens = torch.randint(2, steps, (n,), generator=g)
-    X = torch.randint(3, vocab_size, (n, steps), generator=g)
+    X = torch.randint(vocab["<eos>"] + 1, len(vocab), (n, steps), generator=g)  # the words
     pos = torch.arange(steps)[None, :]
-    X = torch.where(pos < lens[:, None], X, torch.zeros_like(X))  # <pad> = 0
-    X[torch.arange(n), lens] = 2  # <eos> = 2 (lens < steps)
+    X = torch.where(pos < lens[:, None], X, torch.full_like(X, vocab["<pad>"]))
+    X[torch.arange(n), lens] = vocab["<eos>"]  # lens < steps
     valid = lens + 1
     return X, valid
 
 
-class _ToyVocab:
-    def __init__(self, n):
-        self.idx_to_token = ["<pad>", "<bos>", "<eos>"] + [f"w{i}" for i in range(3, n)]
-        self.token_to_idx = {t: i for i, t in enumerate(self.idx_to_token)}
-
-    def __len__(self):
-        return len(self.idx_to_token)
-
-    def __contains__(self, token):
-        return token in self.token_to_idx
-
-    def __getitem__(self, tokens):
-        if isinstance(tokens, (list, tuple)):
-            return [self[t] for t in tokens]
-        return self.token_to_idx.get(tokens, 0)
-
-    def to_tokens(self, indices):
-        return [self.idx_to_token[int(i)] for i in indices]
-
-
-def _train_copy(num_epochs=30, **kw):
+def _train_copy(vocab, num_epochs=30, **kw):
     d2l.set_seed(0)
-    X, valid = _copy_task()
+    X, valid = _copy_task(vocab)
     data = torch.utils.data.DataLoader(
         torch.utils.data.TensorDataset(X, valid, X, valid), batch_size=16, shuffle=False)
-    net = d2l.make_transformer(12, 12, 32, 64, 4, 2, 0.0)
-    vocab = _ToyVocab(12)
+    net = d2l.make_transformer(len(vocab), len(vocab), 32, 64, 4, 2, 0.0)
     result = d2l.train_seq2seq(net, data, 0.01, num_epochs, vocab, "cpu", animate=False,
                                progress=False, **kw)
-    return net, vocab, result
+    return net, result
 
 
-def test_train_seq2seq_learns_and_reports(capsys):
-    net, vocab, result = _train_copy()
+def test_train_seq2seq_learns_and_reports(capsys, tiny_vocab):
+    vocab = tiny_vocab
+    net, result = _train_copy(vocab)
     assert isinstance(result, d2l.TrainResult) and result.device == "cpu"
     assert len(result.losses) == 30 and result.losses[-1] < 0.3 * result.losses[0]
     assert result.tokens_per_sec > 0 and result.seconds > 0
     assert "tokens/sec" in capsys.readouterr().out
     # the trained model copies most training sentences (greedy and beam search); an
     # untrained model copies none (the chance of a whole sentence is below 1 %)
-    X, valid = _copy_task()
+    X, valid = _copy_task(vocab)
     sentences = [" ".join(vocab.to_tokens(X[i, :valid[i] - 1])) for i in range(len(X))]
     for beam in (1, 3):
         copied = sum(d2l.predict_seq2seq(net, s, vocab, vocab, 6, "cpu", beam_size=beam)[0] == s
@@ -166,21 +148,21 @@ def test_train_seq2seq_learns_and_reports(capsys):
         assert copied >= 0.4 * len(sentences), (beam, copied)
 
 
-def test_train_seq2seq_is_repeatable_bit_for_bit():
-    _, _, a = _train_copy(num_epochs=3)
-    _, _, b = _train_copy(num_epochs=3)
+def test_train_seq2seq_is_repeatable_bit_for_bit(tiny_vocab):
+    _, a = _train_copy(tiny_vocab, num_epochs=3)
+    _, b = _train_copy(tiny_vocab, num_epochs=3)
     assert a.losses == b.losses
 
 
-def test_train_seq2seq_with_scheduler_and_label_smoothing():
+def test_train_seq2seq_with_scheduler_and_label_smoothing(tiny_vocab):
     schedulers, lr_lambda = [], d2l.transformer_lr_lambda(32, 10)
 
     def factory(optimizer):
         schedulers.append(torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda))
         return schedulers[-1]
-    _, _, plain = _train_copy(num_epochs=3)
-    _, _, smooth = _train_copy(num_epochs=3, label_smoothing=0.1)
-    _, _, scheduled = _train_copy(num_epochs=3, scheduler=factory)
+    _, plain = _train_copy(tiny_vocab, num_epochs=3)
+    _, smooth = _train_copy(tiny_vocab, num_epochs=3, label_smoothing=0.1)
+    _, scheduled = _train_copy(tiny_vocab, num_epochs=3, scheduler=factory)
     # the schedule stepped once per batch (4 batches of 16 per epoch) from the base lr 0.01
     assert schedulers[0].last_epoch == 3 * 4
     assert schedulers[0].get_last_lr()[0] == pytest.approx(0.01 * lr_lambda(12))
@@ -189,22 +171,23 @@ def test_train_seq2seq_with_scheduler_and_label_smoothing():
     assert all(s > p for s, p in zip(smooth.losses, plain.losses)), (smooth, plain)
 
 
-def test_seq2seq_step_is_one_optimizer_step_on_the_mean_token_loss():
+def test_seq2seq_step_is_one_optimizer_step_on_the_mean_token_loss(tiny_vocab):
     torch.manual_seed(0)
     net = d2l.make_transformer(12, 12, 16, 32, 2, 1, 0.0)
-    X, valid = _copy_task(n=8)
+    X, valid = _copy_task(tiny_vocab, n=8)
+    bos = tiny_vocab["<bos>"]
     batch = d2l.Seq2SeqBatch(X, valid, X, valid)
     loss = d2l.MaskedSoftmaxCELoss()
     before = [p.detach().clone() for p in net.parameters()]
     sgd = torch.optim.SGD(net.parameters(), lr=0.1)
-    loss_sum, num_tokens = d2l.seq2seq_step(net, batch, loss, sgd, 1, "cpu", grad_clip=None)
+    loss_sum, num_tokens = d2l.seq2seq_step(net, batch, loss, sgd, bos, "cpu", grad_clip=None)
     assert int(num_tokens) == int(valid.sum()) and not loss_sum.requires_grad
     # the same step by hand: gradient of loss_sum / num_tokens, one SGD update
     ref = d2l.make_transformer(12, 12, 16, 32, 2, 1, 0.0)
     for p, b in zip(ref.parameters(), before):
         p.data.copy_(b)
-    l, n = d2l.teacher_forcing_loss(ref, tuple(batch), loss, 1, "cpu")
-    (l / n).backward()
+    loss_sum_ref, n = d2l.teacher_forcing_loss(ref, tuple(batch), loss, bos, "cpu")
+    (loss_sum_ref / n).backward()
     for p, q in zip(net.parameters(), ref.parameters()):
         torch.testing.assert_close(p, q - 0.1 * q.grad)
 
@@ -217,8 +200,9 @@ def test_seq2seq_batch_names_the_fields_and_trims_padding_columns():
     assert batch.to("cpu").tgt is Y
 
 
-def test_predict_seq2seq_saves_attention_weights():
-    net, vocab, _ = _train_copy(num_epochs=1)
+def test_predict_seq2seq_saves_attention_weights(tiny_vocab):
+    vocab = tiny_vocab
+    net, _ = _train_copy(vocab, num_epochs=1)
     out, weights = d2l.predict_seq2seq(net, "w3 w4", vocab, vocab, 5, "cpu",
                                        save_attention_weights=True)
     assert 1 <= len(weights) <= 5
@@ -241,11 +225,10 @@ def test_transformer_lr_lambda_matches_paper():
 
 
 def test_training_uses_fused_adam_on_cpu_with_the_plain_update_rule():
-    _adam = d2l.make_adam
     torch.manual_seed(0)
     nets = [torch.nn.Linear(5, 3) for _ in range(2)]
     nets[1].load_state_dict(nets[0].state_dict())
-    fused = _adam(nets[0], 0.01, torch.device("cpu"))
+    fused = d2l.make_adam(nets[0], 0.01, torch.device("cpu"))
     plain = torch.optim.Adam(nets[1].parameters(), lr=0.01)
     assert fused.defaults["fused"] is True and not plain.defaults["fused"]
     X = torch.randn(8, 5)
@@ -256,11 +239,10 @@ def test_training_uses_fused_adam_on_cpu_with_the_plain_update_rule():
             opt.step()
     for a, b in zip(nets[0].parameters(), nets[1].parameters()):
         torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-5)
-    assert _adam(nets[0], 0.01, torch.device("meta")).defaults["fused"] is None
+    assert d2l.make_adam(nets[0], 0.01, torch.device("meta")).defaults["fused"] is None
 
 
 def test_teacher_forcing_cuts_padding_columns_without_changing_the_loss():
-    _teacher_forcing_loss = d2l.teacher_forcing_loss
     torch.manual_seed(0)
     net = d2l.make_transformer(12, 11, num_hiddens=16, ffn_num_hiddens=32, num_heads=2,
                           num_layers=2, dropout=0.0).eval()
@@ -274,13 +256,14 @@ def test_teacher_forcing_cuts_padding_columns_without_changing_the_loss():
     hook = net.register_forward_pre_hook(lambda m, args: widths.append(
         (args[0].shape[1], args[1].shape[1])))
     with torch.no_grad():
-        l, n = _teacher_forcing_loss(net, (X, X_len, Y, Y_len), loss, 2, torch.device("cpu"))
+        loss_sum, n = d2l.teacher_forcing_loss(net, (X, X_len, Y, Y_len), loss, 2,
+                                              torch.device("cpu"))
         hook.remove()
         dec_input = torch.cat([torch.full((B, 1), 2), Y[:, :-1]], dim=1)
         full = loss(net(X, dec_input, X_len)[0], Y, Y_len).sum()  # on all the padding
     assert widths == [(5, 4)]
     assert int(n) == 8
-    torch.testing.assert_close(l, full, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(loss_sum, full, atol=1e-5, rtol=1e-5)
 
 
 def test_average_checkpoints_is_the_mean_and_keeps_integer_buffers():

@@ -60,9 +60,29 @@ def test_sublayer_connection_post_ln_and_pre_ln():
     assert isinstance(post.addnorm, d2l.AddNorm)  # the paper's order is AddNorm itself
     pre = d2l.SublayerConnection(4, 0.0, norm_first=True)
     torch.testing.assert_close(pre(X, double), X + 2 * nn.functional.layer_norm(X, (4,)))
-    post.train()
-    dropped = d2l.SublayerConnection(4, 0.5)(X, double)  # dropout acts on the sub-layer
-    assert dropped.shape == X.shape
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_sublayer_connection_drops_the_sublayer_in_training_only(norm_first):
+    X = torch.randn(4, 5, 8)
+    double = lambda Z: 2 * Z  # noqa: E731
+    ln = lambda Z: nn.functional.layer_norm(Z, (8,))  # noqa: E731
+    drop = lambda Z: nn.functional.dropout(Z, 0.5, training=True)  # noqa: E731
+    formula = ((lambda Z, f: Z + f(double(ln(Z)))) if norm_first else  # pre-LN
+               (lambda Z, f: ln(Z + f(double(Z)))))  # post-LN
+    conn = d2l.SublayerConnection(8, 0.5, norm_first=norm_first).train()
+    a, b = conn(X, double), conn(X, double)
+    assert not torch.allclose(a, b)  # a new dropout mask on each call
+    # the mask is applied to the sub-layer's output, scaled by 1 / (1 - p): the same random
+    # numbers through the formula give the same result
+    torch.manual_seed(7)
+    got = conn(X, double)
+    torch.manual_seed(7)
+    torch.testing.assert_close(got, formula(X, drop))
+    # evaluation: no dropout, deterministic, the formula without dropout
+    conn.eval()
+    torch.testing.assert_close(conn(X, double), formula(X, lambda Z: Z), atol=1e-6, rtol=0)
+    assert torch.equal(conn(X, double), conn(X, double))
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
@@ -76,11 +96,29 @@ def test_encoder_block_and_encoder_shapes(norm_first):
 
 
 def test_post_ln_output_is_normalised_and_pre_ln_has_final_norm():
+    tokens, valid = torch.randint(0, 50, (2, 6)), torch.tensor([6, 4])
     enc = d2l.TransformerEncoder(50, 16, 32, 4, 2, 0.0).eval()
-    out = enc(torch.randint(0, 50, (2, 6)), torch.tensor([6, 4]))
+    out = enc(tokens, valid)
     torch.testing.assert_close(out.mean(-1), torch.zeros(2, 6), atol=1e-5, rtol=0)
-    pre = d2l.TransformerEncoder(50, 16, 32, 4, 2, 0.0, norm_first=True)
-    assert isinstance(pre.final_norm, nn.LayerNorm)
+    assert isinstance(enc.final_norm, nn.Identity)
+    torch.manual_seed(0)
+    pre = d2l.TransformerEncoder(50, 16, 32, 4, 2, 0.0, norm_first=True).eval()
+    with torch.no_grad():  # a final norm whose scale and shift show in the output
+        pre.final_norm.weight.uniform_(0.5, 2.0)
+        pre.final_norm.bias.uniform_(-1.0, 1.0)
+        out = pre(tokens, valid)
+        # each block by the pre-LN formula: X + attention(LN1(X)), then Y + ffn(LN2(Y))
+        X = pre.pos_encoding(pre.embedding(tokens) * math.sqrt(16))
+        for blk in pre.blks:
+            Z = blk.residual1.ln(X)
+            Y = X + blk.attention(Z, Z, Z, valid)
+            X = Y + blk.ffn(blk.residual2.ln(Y))
+        # the residual stream is not normalised before the final norm; after it, it is
+        assert X.mean(-1).abs().max() > 1e-2
+        torch.testing.assert_close(out, nn.functional.layer_norm(
+            X, (16,), pre.final_norm.weight, pre.final_norm.bias), atol=1e-5, rtol=1e-5)
+        normed = (out - pre.final_norm.bias) / pre.final_norm.weight
+        torch.testing.assert_close(normed.mean(-1), torch.zeros(2, 6), atol=1e-5, rtol=0)
 
 
 def _net(norm_first=False, **kw):
@@ -253,7 +291,7 @@ def test_transformer_config_builds_the_model_and_checks_its_fields():
         d2l.TransformerConfig(20, 30, num_layers=2.0)
     with pytest.raises(ValueError, match="num_heads must divide num_hiddens = 16"):
         d2l.TransformerConfig(20, 30, num_hiddens=16, num_heads=3)
-    with pytest.raises(ValueError, match="dropout must be in"):
+    with pytest.raises(ValueError, match=r"dropout must be a number in \[0, 1\)"):
         d2l.TransformerConfig(20, 30, dropout=1.0)
 
 

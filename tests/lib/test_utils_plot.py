@@ -26,21 +26,37 @@ def test_timer():
     assert timer.cumsum()[-1] == pytest.approx(timer.sum())
 
 
-def test_accumulator():
-    acc = d2l.Accumulator(2)
-    acc.add(1, 2.5)
-    acc.add(torch.tensor(3.0), 1)
-    assert acc[0] == 4.0 and acc[1] == 3.5 and len(acc) == 2
-    acc.reset()
-    assert acc.data == [0.0, 0.0]
-
-
 def test_try_gpu_returns_an_available_device():
     device = d2l.try_gpu()
-    assert isinstance(device, torch.device)
     torch.zeros(1, device=device)  # usable
-    if not torch.cuda.is_available():
+    if torch.cuda.is_available():
+        assert device == torch.device("cuda:0")
+    else:
         assert device.type in ("cpu", "mps")
+
+
+def test_try_gpu_picks_cuda_i_then_mps_then_cpu(monkeypatch):
+    """Each branch, whatever this machine has: two fake GPUs, then none, with and without
+    Apple's mps."""
+    class _Mps:
+        available = False
+
+        @staticmethod
+        def is_available():
+            return _Mps.available
+    monkeypatch.setattr(torch.backends, "mps", _Mps, raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    assert d2l.try_gpu() == torch.device("cuda:0")
+    assert d2l.try_gpu(1) == torch.device("cuda:1")
+    assert d2l.try_gpu(2) == torch.device("cpu")  # no third GPU
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
+    assert d2l.try_gpu() == torch.device("cpu")
+    _Mps.available = True
+    assert d2l.try_gpu() == torch.device("mps")
+    with pytest.raises(ValueError, match="i must be a non-negative int; got -1"):
+        d2l.try_gpu(-1)
 
 
 def test_set_seed_makes_runs_repeatable():
@@ -65,6 +81,32 @@ def test_show_heatmaps_grid():
     fig = d2l.show_heatmaps(torch.rand(2, 3, 4, 5), "keys", "queries",
                             titles=["a", "b", "c"])
     assert len(fig.axes) == 2 * 3 + 1  # six maps and a colour bar
+
+
+def test_show_heatmaps_titles_each_map_and_labels_the_tokens():
+    titles = [[f"layer {i + 1}, head {j + 1}" for j in range(3)] for i in range(2)]
+    fig = d2l.show_heatmaps(torch.rand(2, 3, 4, 5), "keys", "queries", titles=titles,
+                            xticklabels=list("abcde"), yticklabels=["w", "x", "y", "z"])
+    maps = fig.axes[:6]
+    assert [ax.get_title() for ax in maps] == [t for row in titles for t in row]
+    assert [t.get_text() for t in maps[3].get_xticklabels()] == list("abcde")
+    assert [t.get_text() for t in maps[0].get_yticklabels()] == ["w", "x", "y", "z"]
+
+
+def test_show_heatmaps_column_titles_only_on_the_top_row_and_integer_ticks():
+    fig = d2l.show_heatmaps(torch.rand(2, 2, 6, 6), "keys", "queries", titles=["a", "b"])
+    assert [ax.get_title() for ax in fig.axes[:4]] == ["a", "b", "", ""]
+    fig.canvas.draw()
+    ticks = fig.axes[0].get_xticks()
+    assert len(ticks) and all(float(t).is_integer() for t in ticks)  # no 2.5 positions
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(titles=["a"]), "titles"), (dict(titles=[["a", "b"]]), "titles"),
+    (dict(xticklabels=["a"]), "xticklabels"), (dict(yticklabels=list("abcdef")), "yticklabels")])
+def test_show_heatmaps_rejects_labels_of_the_wrong_length(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        d2l.show_heatmaps(torch.rand(2, 2, 3, 4), "keys", "queries", **kwargs)
 
 
 def test_animator_collects_points():
@@ -96,8 +138,62 @@ def test_argument_checks_raise_type_and_value_errors():
     assert d2l.check_non_negative_int(0, "seed") == 0
     with pytest.raises(ValueError, match="seed must be a non-negative int; got -1"):
         d2l.set_seed(-1)
-    with pytest.raises(TypeError, match="n must be a positive int"):
-        d2l.Accumulator(1.5)
+
+
+def test_check_int_names_the_argument_and_the_range():
+    assert d2l.check_int(-3, "k") == -3 and d2l.check_int(4, "k", minimum=1, maximum=4) == 4
+    with pytest.raises(TypeError, match=r"^k must be an int; got bool False$"):
+        d2l.check_int(False, "k")
+    with pytest.raises(TypeError, match=r"^k must be an int >= 2; got float 3.0$"):
+        d2l.check_int(3.0, "k", minimum=2)
+    with pytest.raises(TypeError, match=r"^k must be a positive int; got str '3'$"):
+        d2l.check_int("3", "k", minimum=1)
+    with pytest.raises(ValueError, match=r"^k must be an int in \[1, 4\]; got 5$"):
+        d2l.check_int(5, "k", minimum=1, maximum=4)
+    with pytest.raises(ValueError, match=r"^k must be an int >= 2; got 1$"):
+        d2l.check_int(1, "k", minimum=2)
+
+
+def test_check_number_names_the_argument_and_the_range():
+    assert d2l.check_number(0.5, "p", minimum=0, below=1) == 0.5
+    assert d2l.check_number(3, "lr", above=0) == 3  # an int is a number
+    assert d2l.check_number(-1e9, "x") == -1e9  # no bounds
+    with pytest.raises(TypeError, match=r"^lr must be a number > 0; got str '0.1'$"):
+        d2l.check_number("0.1", "lr", above=0)
+    with pytest.raises(TypeError, match=r"^lr must be a number > 0; got bool True$"):
+        d2l.check_number(True, "lr", above=0)
+    with pytest.raises(TypeError, match="got NoneType None"):
+        d2l.check_number(None, "lr")
+    with pytest.raises(ValueError, match=r"^timeout must be a number > 0; got 0$"):
+        d2l.check_number(0, "timeout", above=0)
+    with pytest.raises(ValueError, match=r"^p must be a number in \[0, 1\); got 1$"):
+        d2l.check_number(1, "p", minimum=0, below=1)
+    with pytest.raises(ValueError, match=r"^p must be a number in \(0, 1\]; got 0.0$"):
+        d2l.check_number(0.0, "p", above=0, maximum=1)
+    with pytest.raises(ValueError, match=r"^alpha must be a number >= 0; got nan$"):
+        d2l.check_number(float("nan"), "alpha", minimum=0)  # NaN is in no range
+    with pytest.raises(ValueError, match="got nan"):
+        d2l.check_number(float("nan"), "x")
+    # the modules use them: one wording everywhere
+    with pytest.raises(ValueError, match="timeout must be a number > 0; got 0"):
+        d2l.download("fra-eng", timeout=0)
+    with pytest.raises(ValueError, match="alpha must be a number >= 0; got -0.5"):
+        d2l.length_penalty("gnmt", -0.5)
+
+
+def test_the_version_has_one_value():
+    """``d2lmini/_version.py`` holds it; the package face, the data modules' announcements and
+    pyproject.toml say the same."""
+    import re
+    from pathlib import Path
+
+    import d2lmini._version
+    import d2lmini.datahub
+
+    assert d2l.__version__ == d2lmini._version.__version__
+    assert f"d2lmini {d2l.__version__}" in d2lmini.datahub._KIND_TEXT["offline"]
+    pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text("utf-8")
+    assert re.search(r'^version = "([^"]+)"$', pyproject, re.M)[1] == d2l.__version__
 
 
 def test_in_notebook_is_false_outside_a_kernel(monkeypatch):

@@ -24,10 +24,14 @@ CJK = re.compile("[\u4e00-\u9fff]")
 # Rules not enforced, with the reason. Empty: every axe rule applies.
 EXCLUDED: dict[str, str] = {}
 PLOT_PAGE = "attention-pytorch"  # heat maps and line plots drawn by code
+LOAD_TIMEOUT_MS = 180_000  # Playwright's limit for loading a page and running axe
 
 
 def _page(browser, site, **ctx_args):
     ctx = browser.new_context(viewport={"width": 1280, "height": 900}, **ctx_args)
+    # a page of this book loads in a second or two; a busy machine (the build beside another
+    # CPU-bound process) can take far longer, and that is not an accessibility finding
+    ctx.set_default_timeout(LOAD_TIMEOUT_MS)
     ctx.route("**/*", lambda r: r.continue_() if r.request.url.startswith((site, "data:"))
               else r.abort())
     return ctx, ctx.new_page()

@@ -21,7 +21,8 @@ OTHER = {"zh": "en", "en": "zh"}
 # interface strings that Sphinx / the theme translate (pydata-sphinx-theme, sphinx-book-theme)
 ZH_UI = ["搜索", "上一页", "下一页"]
 EN_UI = ["Search", "previous", "next"]
-EXCEPTION_RE = re.compile(r"Traceback \(most recent call last\)|\b[A-Z]\w*(?:Error|Exception)\b\s*:")
+EXCEPTION_RE = re.compile(
+    r"Traceback \(most recent call last\)|\b[A-Z]\w*(?:Error|Exception)\b\s*:")
 
 
 @pytest.fixture(scope="session")
@@ -65,7 +66,8 @@ def test_no_error_output(book, lang):
     assert not problems, "\n".join(problems)
 
 
-PLOT_CALL_RE = re.compile(r"\bd2l\.(?:plot|show_heatmaps)\(|\bplt\.(?:subplots|figure|imshow|plot)\(")
+PLOT_CALL_RE = re.compile(
+    r"\bd2l\.(?:plot|show_heatmaps)\(|\bplt\.(?:subplots|figure|imshow|plot)\(")
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -90,21 +92,65 @@ def test_glue_resolved(book, lang):
         text = unescape((book / lang / f"{name}.html").read_text(encoding="utf-8"))
         body = text[text.find("<main"):]
         assert "{glue" not in body and "glue:text" not in body, f"{lang}/{name}: unresolved glue"
-    # every glue use in the source shows up as rendered text, not as the role markup
+    # every glue use in the source shows up as rendered text, not as the role markup: a pasted
+    # value for {glue}/{glue:text}; for {glue:md}, which myst-nb renders as plain inline text with
+    # no pasted-* wrapper, the phrase d2l.choose picked, as this edition's claims report lists it
+    chosen = chosen_phrases(book / lang / "execution-report.html")
     for name in toc_files():
         src = ROOT / "book" / lang / f"{name}.md"
-        if src.exists() and "{glue" in src.read_text(encoding="utf-8"):
-            s = soup(book / lang / f"{name}.html")
-            assert s.select("span.pasted-text, span.pasted-inline, div.pasted-text, .pasted-inline"), (
-                f"{lang}/{name}: uses glue but no pasted value in the page"
-            )
+        roles = GLUE_ROLE_RE.findall(src.read_text(encoding="utf-8")) if src.exists() else []
+        if not roles:
+            continue
+        s = soup(book / lang / f"{name}.html")
+        if any(kind != "md" for kind, _ in roles):
+            assert s.select(
+                "span.pasted-text, span.pasted-inline, div.pasted-text, .pasted-inline"
+            ), f"{lang}/{name}: uses glue but no pasted value in the page"
+        # compared without whitespace: inline markup adds spaces around emphasis and code
+        page_text = unsmart("".join("".join(p.get_text().split()) for p in prose(s)))
+        for key in sorted({key for kind, key in roles if kind == "md"}):
+            assert (name, key) in chosen, (
+                f"{lang}/{name}: Markdown glue {key!r} is not a d2l.choose phrase in the claims "
+                f"report (glue:md is kept for chosen phrases)")
+            start = unsmart("".join(chosen[name, key].split()))[:30]
+            assert start in page_text, (
+                f"{lang}/{name}: the chosen phrase {key!r} ({start!r}...) is not in the prose")
+
+
+GLUE_ROLE_RE = re.compile(r"\{glue(?::(\w+))?\}`([^`]+)`")
+
+
+def chosen_phrases(report: Path) -> dict[tuple[str, str], str]:
+    """{(page, claim name): the phrase d2l.choose glued}, from an edition's claims report."""
+    phrases = {}
+    for section in soup(report).select("section.claims-chapter"):
+        page = section["id"][len("claims-"):]
+        for tr in section.select("table.claims-table tbody tr"):
+            cells = [td.get_text(" ", strip=True) for td in tr.find_all("td")]
+            if cells[1] in ("chosen", "按结果选择"):
+                phrases[page, cells[0]] = cells[2]
+    return phrases
+
+
+def unsmart(text: str) -> str:
+    """Text with Sphinx's smart quotes, dashes and ellipses turned back into what was typed."""
+    for smart, typed in (("‘", "'"), ("’", "'"), ("“", '"'), ("”", '"'),
+                         ("—", "---"), ("–", "--"), ("…", "...")):
+        text = text.replace(smart, typed)
+    return text
+
+
+def prose(page: BeautifulSoup) -> list:
+    """The paragraphs and list items of a page's text, outside its code cells and their outputs."""
+    return [p for p in page.select("main p, main li") if not p.find_parent("div", class_="cell")]
 
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_language_and_ui_strings(book, lang):
     for name in toc_files():
         s = soup(book / lang / f"{name}.html")
-        assert s.html.get("lang") == HREFLANG[lang], f"{lang}/{name}: <html lang={s.html.get('lang')}>"
+        assert s.html.get("lang") == HREFLANG[lang], (
+            f"{lang}/{name}: <html lang={s.html.get('lang')}>")
     text = (book / lang / "mha-numpy.html").read_text(encoding="utf-8")
     for ui in ZH_UI if lang == "zh" else EN_UI:
         assert ui in text, f"{lang}: interface string {ui!r} missing"
@@ -117,7 +163,8 @@ def test_hreflang_and_switcher(book, lang):
     other = OTHER[lang]
     for name in toc_files():
         s = soup(book / lang / f"{name}.html")
-        alts = {l["hreflang"]: l["href"] for l in s.find_all("link", rel="alternate") if l.get("hreflang")}
+        alts = {link["hreflang"]: link["href"] for link in s.find_all("link", rel="alternate")
+                if link.get("hreflang")}
         assert set(alts) == {"zh-CN", "en", "x-default"}, f"{lang}/{name}: {alts}"
         for code, href in alts.items():
             target = (book / lang / href).resolve()
@@ -126,7 +173,8 @@ def test_hreflang_and_switcher(book, lang):
         switch = s.select("a.book-lang-switch")
         assert len(switch) == 1, f"{lang}/{name}: language switcher missing"
         assert switch[0]["href"] == f"../{other}/{name}.html"
-        assert (book / lang / switch[0]["href"]).resolve() == (book / other / f"{name}.html").resolve()
+        assert ((book / lang / switch[0]["href"]).resolve()
+                == (book / other / f"{name}.html").resolve())
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -136,7 +184,8 @@ def test_launch_buttons_point_at_exported_notebooks(book, lang):
         colab = re.findall(r'https://colab\.research\.google\.com/github/[^"]+', text)
         binder = re.findall(r'https://mybinder\.org/v2/gh/[^"]+', text)
         assert colab and colab[0].endswith(f"/blob/notebooks/{lang}/{name}.ipynb"), (name, colab)
-        assert binder and binder[0].endswith(f"/notebooks?urlpath=tree/{lang}/{name}.ipynb"), (name, binder)
+        assert binder and binder[0].endswith(f"/notebooks?urlpath=tree/{lang}/{name}.ipynb"), (
+            name, binder)
 
 
 def test_zh_search_finds_attention_chapters(book):
@@ -189,7 +238,8 @@ def test_bibliography(book, lang):
 def test_api_reference(book, lang):
     s = soup(book / lang / "api.html")
     names = {dt.get("id") for dt in s.select("dl.py dt[id]")}
-    assert "d2lmini.attention.masked_softmax" in names or any(n and n.startswith("d2lmini.") for n in names)
+    assert "d2lmini.attention.masked_softmax" in names or any(
+        n and n.startswith("d2lmini.") for n in names)
     assert len(names) >= 10, f"{lang}: only {len(names)} documented objects"
 
 
@@ -205,7 +255,8 @@ def test_mathjax_local(book):
     for lang in LANGS:
         text = (book / lang / "mha-numpy.html").read_text(encoding="utf-8")
         m = re.search(r'<script[^>]+src="([^"]*mathjax[^"]*)"', text)
-        assert m and not m.group(1).startswith(("http:", "https:", "//")), "MathJax not served locally"
+        assert m and not m.group(1).startswith(("http:", "https:", "//")), (
+            "MathJax not served locally")
         assert (book / lang / m.group(1).split("?")[0]).is_file()
 
 

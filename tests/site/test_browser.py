@@ -7,7 +7,7 @@ collapsed exercise solutions, and saves screenshots into ``_build/screenshots/``
 from __future__ import annotations
 
 import pytest
-from built_book import BUILD
+from built_book import BUILD, notebooks
 
 pytestmark = [pytest.mark.browser, pytest.mark.book]
 
@@ -45,7 +45,9 @@ def _open(page, url):
 
 def _check_images(page, where):
     broken = page.evaluate(
-        "() => Array.from(document.images).filter(i => i.complete && i.naturalWidth === 0 && i.offsetParent !== null).map(i => i.src)"
+        "() => Array.from(document.images)"
+        ".filter(i => i.complete && i.naturalWidth === 0 && i.offsetParent !== null)"
+        ".map(i => i.src)"
     )
     assert not broken, f"{where}: broken images {broken}"
 
@@ -92,14 +94,17 @@ def test_solution_collapsed_then_expands(page, site):
     page.screenshot(path=str(SHOTS / "zh-solution-open.png"))
 
 
-@pytest.mark.parametrize("lang,query,expect", [("zh", "注意力", "多头注意力"), ("en", "attention", "attention")])
+@pytest.mark.parametrize("lang,query,expect",
+                         [("zh", "注意力", "多头注意力"), ("en", "attention", "attention")])
 def test_search(page, site, lang, query, expect):
     _open(page, f"{site}/{lang}/search.html?q={query}")
     page.wait_for_selector("#search-results ul.search li", timeout=60_000)
     results = page.locator("#search-results ul.search li")
     assert results.count() >= 2, f"{lang}: search for {query!r} found {results.count()} pages"
-    hrefs = [results.nth(i).locator("a").first.get_attribute("href") for i in range(results.count())]
-    assert any("mha-numpy" in h for h in hrefs) and any("attention-pytorch" in h for h in hrefs), hrefs
+    hrefs = [results.nth(i).locator("a").first.get_attribute("href")
+             for i in range(results.count())]
+    assert (any("mha-numpy" in h for h in hrefs)
+            and any("attention-pytorch" in h for h in hrefs)), hrefs
     page.screenshot(path=str(SHOTS / f"{lang}-search.png"))
 
 
@@ -118,3 +123,29 @@ def test_root_chooser(browser, site, locale, first):
     pg.wait_for_load_state("load")
     assert pg.url.endswith(f"/{'en' if first == 'zh' else 'zh'}/index.html")
     ctx.close()
+
+
+WIDE = """() => {
+  const wider = (el, box) => el.scrollWidth > box.clientWidth + 1;
+  const code = [...document.querySelectorAll('div.cell_input pre')]
+    .filter(p => wider(p, p)).map(p => p.textContent.split('\\n')
+      .reduce((a, b) => (b.length > a.length ? b : a), '').slice(0, 60));
+  const math = [...document.querySelectorAll('mjx-container[display="true"]')]
+    .filter(m => wider(m, m.parentElement) || m.scrollWidth > m.clientWidth + 1)
+    .map(m => (m.closest('[id]') || {}).id || '?');
+  return {code, math};
+}"""
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_code_and_equations_fit_the_column_at_1280px(page, site, lang):
+    # the reviews saw @save cells and eqs. (2.1), (2.2), (6.1) behind a sideways scrollbar
+    found = {}
+    for name in notebooks(lang):
+        _open(page, f"{site}/{lang}/{name}.html")
+        if page.locator("mjx-container, .math").count():
+            page.wait_for_selector("mjx-container", state="attached", timeout=60_000)
+        wide = page.evaluate(WIDE)
+        if wide["code"] or wide["math"]:
+            found[name] = wide
+    assert not found, f"{lang}: wider than the column at 1280 px: {found}"

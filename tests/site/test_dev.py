@@ -132,3 +132,55 @@ def test_npm_packages_fetched_without_npm_and_checked(npm_registry, tmp_path, mo
     assert (tmp_path / "node_modules" / "demo" / "package.json").is_file()
     with pytest.raises(dev.SetupError, match="does not match package-lock.json"):
         dev.fetch_npm_package("demo", "1.0.0", "sha512-" + "A" * 86 + "==")
+
+
+def test_new_commands_are_listed():
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "dev.py"), "--help"],
+                          capture_output=True, text=True)
+    for command in ("check", "doctor", "system"):
+        assert f"  {command} " in proc.stdout
+
+
+def test_ruff_findings_are_counted():
+    assert dev.count_ruff_findings("x.py:1:1: F401 ...\nFound 57 errors.\n[*] 1 fixable") == 57
+    assert dev.count_ruff_findings("All checks passed!") == 0
+
+
+def test_doctor_says_what_a_bug_report_needs():
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "dev.py"), "doctor"],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    for needed in ("python:", "cores usable:", "system package chromium", "xelatex:",
+                   "chromium:", ".venv:"):
+        assert needed in out, needed
+    if dev.venv_works():  # the part that runs in .venv
+        for needed in ("torch", "device:", "CJK font for Chinese plot labels:", "data fra-eng",
+                       "data cmn-eng", "data text8", "download cache:", "trained-weight cache:",
+                       "executed-notebook cache:"):
+            assert needed in out, needed
+
+
+def test_a_lock_this_python_cannot_install_falls_back_once(tmp_path, monkeypatch, capsys):
+    # Debian 12's Python 3.11.2 matches the lock's "3.11", but a locked version may need 3.11.5
+    monkeypatch.setattr(dev, "VENV", str(tmp_path))
+    monkeypatch.setattr(dev, "lock_python", lambda: "%d.%d" % sys.version_info[:2])
+    calls = []
+
+    def fake_pip(args, what):
+        calls.append(list(args))
+        if "-c" in args:
+            raise dev.SetupError("pip could not install the book's requirements:\n"
+                                 "ERROR: Cannot install -r requirements.txt (line 39)")
+
+    monkeypatch.setattr(dev, "pip", fake_pip)
+    assert dev.use_lock() is True
+    assert dev.install_requirements(True) is False
+    assert calls == [["-r", "requirements.txt", "-c", dev.LOCK], ["-r", "requirements.txt"]]
+    out = capsys.readouterr().out
+    assert "could not install requirements-lock.txt's versions" in out and "line 39" in out
+    # remembered: the next run goes straight to the ranges, and says why
+    assert dev.use_lock() is False
+    assert "before" in capsys.readouterr().out
+    calls.clear()
+    assert dev.install_requirements(False) is False and calls == [["-r", "requirements.txt"]]

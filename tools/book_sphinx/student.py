@@ -55,7 +55,8 @@ def remove_gated_solutions(app, doctree):
             j += 1
         if j == len(parent):
             raise ExtensionError(
-                f"{start.source}:{start.line}: solution-start without a solution-end at the same level"
+                f"{start.source}:{start.line}: "
+                "solution-start without a solution-end at the same level"
             )
         del parent[i : j + 1]
     for end in list(doctree.findall(hidden_solution_end)):

@@ -1,0 +1,130 @@
+"""What a reader sees when a data set cannot be downloaded: one calm line on stdout (the page),
+the error itself only in the log at DEBUG level, never a URL, a resolver message or a traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import urllib.error
+
+import pytest
+
+import d2lmini as d2l
+from d2lmini import datahub
+
+RESOLVER_ERROR = "[Errno -2] Name or service not known"
+
+
+@pytest.fixture
+def unreachable(monkeypatch, tmp_cache):
+    """Downloads allowed, no local data, an empty cache, and every host unresolvable."""
+    monkeypatch.delenv("D2LMINI_OFFLINE", raising=False)
+    monkeypatch.delenv("D2LMINI_DATA_DIR", raising=False)
+    monkeypatch.delenv("D2LMINI_MIRROR", raising=False)
+
+    def no_such_host(request, timeout=None):
+        raise urllib.error.URLError(socket.gaierror(-2, "Name or service not known"))
+
+    monkeypatch.setattr(datahub.urllib.request, "urlopen", no_such_host)
+    monkeypatch.setattr(datahub.time, "sleep", lambda s: None)
+    return tmp_cache
+
+
+@pytest.fixture
+def debug_records():
+    """The records of the ``d2lmini`` logger at every level, as a reader's handler sees them."""
+    records: list[logging.LogRecord] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    logger = logging.getLogger("d2lmini")
+    handler, level = Collect(level=logging.DEBUG), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    yield records
+    logger.removeHandler(handler)
+    logger.setLevel(level)
+
+
+def test_failed_download_is_one_calm_line_on_stdout(unreachable, capsys):
+    source = datahub.resolve("text8")
+    assert source.kind == "offline" and source.path is None
+    assert source.detail.endswith("download failed")
+    for noise in ("http", "Errno", "Name or service", "Traceback", "mattmahoney"):
+        assert noise not in source.detail and noise not in str(source)
+    assert capsys.readouterr().out == ""  # resolve announces nothing: the loader does
+
+
+def test_failed_download_details_go_to_the_debug_log(unreachable, debug_records, capsys):
+    datahub.resolve("text8")
+    debug = [r.getMessage() for r in debug_records if r.levelno == logging.DEBUG]
+    assert any("download failed" in m and "Name or service not known" in m for m in debug), debug
+    assert any("mattmahoney.net" in m for m in debug)  # the URL is there for whoever asks
+    out = capsys.readouterr().out
+    assert "Name or service" not in out and "http" not in out, out  # even at DEBUG level
+
+
+def test_text8_substitute_announcement(unreachable, capsys):
+    sentences, source = d2l.load_text8(max_words=20_000, return_source=True)
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert len(lines) == 1, out
+    (line,) = lines
+    assert line.startswith("[d2lmini] text8: offline corpus shipped with d2lmini")
+    assert "text8-style substitute, the Wikipedia sample in gensim, 20,000 words used" in line
+    assert line.endswith("download failed)")
+    for noise in ("http", "Errno", "Name or service", "Traceback"):
+        assert noise not in line
+    assert source.kind == "offline" and sum(len(s) for s in sentences) == 20_000
+
+
+def test_stdout_handler_prints_info_never_debug(capsys):
+    logger = logging.getLogger("d2lmini.data")
+    root = logging.getLogger("d2lmini")
+    level = root.level
+    root.setLevel(logging.DEBUG)
+    try:
+        logger.debug("a detail for the log only")
+        logger.info("an announcement")
+    finally:
+        root.setLevel(level)
+    assert capsys.readouterr().out == "[d2lmini] an announcement\n"
+
+
+def test_offline_flag_reason_is_calm(monkeypatch, tmp_cache):
+    monkeypatch.delenv("D2LMINI_DATA_DIR", raising=False)
+    monkeypatch.setenv("D2LMINI_OFFLINE", "1")
+    source = datahub.resolve("text8")
+    assert source.kind == "offline"
+    assert source.detail == "no local data directory, not in the download cache, D2LMINI_OFFLINE=1"
+
+
+def test_locate_finds_local_then_cache_and_never_downloads(tmp_path, monkeypatch, tmp_cache):
+    monkeypatch.delenv("D2LMINI_OFFLINE", raising=False)  # even online, locate does not fetch
+
+    def no_download(*args, **kwargs):
+        raise AssertionError("locate tried to download")
+
+    monkeypatch.setattr(datahub.urllib.request, "urlopen", no_download)
+    monkeypatch.delenv("D2LMINI_DATA_DIR", raising=False)
+    assert d2l.locate("text8") is None
+    cached = tmp_cache / "text8" / "text8"
+    cached.parent.mkdir()
+    cached.write_text("one two", encoding="ascii")
+    found = d2l.locate("text8")
+    assert found is not None and found.kind == "cache" and found.path == cached
+    (tmp_path / "data" / "text8").mkdir(parents=True)
+    (tmp_path / "data" / "text8" / "text8").write_text("three", encoding="ascii")
+    monkeypatch.setenv("D2LMINI_DATA_DIR", str(tmp_path / "data"))
+    found = d2l.locate("text8")
+    assert found.kind == "local" and str(found) == "text8: local data directory"
+
+
+def test_locate_checks_its_name():
+    with pytest.raises(ValueError, match="unknown data set"):
+        d2l.locate("wmt14")
+    with pytest.raises(TypeError, match="name must be a str"):
+        d2l.locate(3)

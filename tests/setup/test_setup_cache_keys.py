@@ -1,0 +1,92 @@
+"""Outputs keyed by everything that made them (issue 26): the executed-notebook cache folder of
+``tools/build_book.py`` and the trained-weight key of ``d2lmini.cache`` change when a library
+function changes, also one that no chapter cell shows, and when the environment changes."""
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+import build_book  # noqa: E402
+
+from d2lmini import cache  # noqa: E402
+
+
+@pytest.fixture
+def package_copy(tmp_path: Path) -> Path:
+    """A temporary copy of the d2lmini package (its code and corpora)."""
+    dest = tmp_path / "d2lmini"
+    shutil.copytree(ROOT / "d2lmini", dest, ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+def _change_a_library_function(package: Path) -> None:
+    """Edit the body of beam_search, a function no ``# @save`` cell of the book shows."""
+    path = package / "decode.py"
+    text = path.read_text(encoding="utf-8")
+    match = re.search(r"^def beam_search\(.*?\n(\s+)\"\"\"", text, re.S | re.M)
+    assert match, "beam_search not found in decode.py"
+    indent = match.group(1)
+    path.write_text(text[:match.start(1)] + f"{indent}_changed = True  # a test's edit\n"
+                    + text[match.start(1):], encoding="utf-8")
+
+
+def test_a_changed_library_function_gives_the_chapters_another_cache(package_copy, monkeypatch):
+    before = build_book.cache_key(package_copy)
+    assert before == build_book.cache_key(package_copy)  # stable
+    monkeypatch.setattr(build_book, "CACHE_ROOT", package_copy.parent / "jupyter_cache")
+    folder_before = build_book.jupyter_cache_dir("en", package_copy)
+    _change_a_library_function(package_copy)
+    after = build_book.cache_key(package_copy)
+    folder_after = build_book.jupyter_cache_dir("en", package_copy)
+    assert after != before
+    # another, empty folder: myst-nb finds no executed notebook there and executes the chapters
+    assert folder_after != folder_before and not folder_after.exists()
+    assert f"-code-{after}" in folder_after.parent.name
+    key = (folder_after.parent / "KEY.json").read_text(encoding="utf-8")
+    assert build_book.package_fingerprint(package_copy) in key
+
+
+def test_a_corpus_file_is_part_of_the_key(package_copy):
+    before = build_book.package_fingerprint(package_copy)
+    corpus = sorted((package_copy / "corpora").iterdir())[0]
+    corpus.write_bytes(corpus.read_bytes() + b"\n")
+    assert build_book.package_fingerprint(package_copy) != before
+
+
+def test_the_environment_is_part_of_the_key(monkeypatch):
+    env = dict(build_book.environment_description())
+    assert env["packages"] and all("==" in p for p in env["packages"])
+    assert any(p.startswith("torch==") for p in env["packages"])
+    before = build_book.cache_key()
+    for field, value in (("cjk_font", None), ("packages", env["packages"][1:]),
+                         ("python", "3.0.0")):
+        monkeypatch.setattr(build_book, "environment_description",
+                            lambda field=field, value=value: {**env, field: value})
+        assert build_book.cache_key() != before, field
+
+
+def test_the_weight_key_follows_the_library(package_copy):
+    assert len(cache.library_fingerprint()) == 16  # the installed package's own files
+    before = cache.library_fingerprint(package_copy)
+    assert before == cache.library_fingerprint(str(package_copy))  # stable
+    _change_a_library_function(package_copy)
+    assert cache.library_fingerprint(package_copy) != before
+    with pytest.raises(ValueError, match="package"):
+        cache.library_fingerprint(package_copy / "missing")
+
+
+def test_weight_keys_include_the_library_fingerprint(monkeypatch):
+    key = cache.fingerprint(["go", "."], {"d": 32})
+    monkeypatch.setattr(cache, "library_fingerprint", lambda package=None: "0" * 16)
+    assert cache.fingerprint(["go", "."], {"d": 32}) != key
+
+
+def test_the_workflow_restores_exact_keys_only():
+    workflow = (ROOT / ".github" / "workflows" / "book.yml").read_text(encoding="utf-8")
+    assert "restore-keys" not in workflow
