@@ -37,6 +37,7 @@ import shutil
 import string
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -125,7 +126,26 @@ def ensure_mathjax(build: Path = BUILD) -> Path:
 
 
 # ---------------------------------------------------------------------------- configuration
-@functools.cache
+# The cache key is computed once per process, under a lock: tools/build_pdf.py builds editions
+# in threads, and two threads computing it at once (find_cjk_font registering a font file while
+# the other lists them) could give two keys, so one edition would read an empty cache folder
+# and execute its chapters again.
+_KEY_LOCK = threading.RLock()
+
+
+def _once(fn):
+    """``functools.cache`` for a function of no arguments, safe when threads call it first."""
+    cached = functools.cache(fn)
+
+    @functools.wraps(fn)
+    def wrapper():
+        with _KEY_LOCK:
+            return cached()
+    wrapper.cache_clear = cached.cache_clear
+    return wrapper
+
+
+@_once
 def data_fingerprint() -> tuple[str, dict[str, str]]:
     """A short hash of the data the chapters will read, and what each data set is.
 
@@ -162,11 +182,13 @@ def package_fingerprint(package: Path = PACKAGE) -> str:
     return library_fingerprint(package)[:12]
 
 
-@functools.cache
+@_once
 def environment_description() -> dict[str, object]:
     """What besides the code and the data changes the executed outputs: the Python, every
     installed distribution with its version (what ``requirements-lock.txt`` pins) and the CJK
-    font matplotlib will draw Chinese labels with (its name and file), or none."""
+    font matplotlib will draw Chinese labels with (its name, and the name and size of the file
+    matplotlib resolves it to), or none. The font file is the one ``findfont`` picks, not the
+    list of files matplotlib knows, which depends on the state of matplotlib's font cache."""
     from importlib import metadata
 
     sys.path.insert(0, str(ROOT))
@@ -176,8 +198,11 @@ def environment_description() -> dict[str, object]:
     dists = sorted({f"{d.metadata['Name'].lower()}=={d.version}" for d in metadata.distributions()
                     if d.metadata["Name"] and d.metadata["Name"].lower() != "d2lmini"})
     font = find_cjk_font()
-    files = sorted({f"{Path(f.fname).name}:{Path(f.fname).stat().st_size}"
-                    for f in font_manager.fontManager.ttflist if f.name == font})
+    files = []
+    if font is not None:
+        path = Path(font_manager.findfont(font_manager.FontProperties(family=font),
+                                          fallback_to_default=False))
+        files = [f"{path.name}:{path.stat().st_size}"]
     return {"python": sys.version.split()[0], "cjk_font": font, "cjk_font_files": files,
             "packages": dists}
 

@@ -186,11 +186,44 @@ def pdf_config(lang: str, variant: str, assets: Path, toc_path: Path = ROOT / "_
 
 
 # ---------------------------------------------------------------------------- build
-def _cache_records(lang: str) -> int:
+def cache_records(path: Path) -> dict[int, tuple[str, str, str]]:
+    """The records of the jupyter cache in ``path``: {id: (hash, page, time cached)}. A notebook
+    executed again replaces its record (myst-nb caches with ``overwrite=True``), so comparing
+    these, not their number, tells whether a build executed anything."""
     from jupyter_cache import get_cache
 
-    path = build_book.jupyter_cache_dir(lang)
-    return len(get_cache(path).list_cache_records()) if path.exists() else 0
+    if not path.exists():
+        return {}
+    return {r.pk: (r.hashkey, r.uri, r.created.isoformat())
+            for r in get_cache(path).list_cache_records()}
+
+
+def executed_pages(before: dict, after: dict) -> list[str]:
+    """The pages whose record is new or was replaced between two :func:`cache_records`."""
+    return sorted(Path(uri).stem for pk, (_, uri, _) in after.items() if before.get(pk) != after[pk])
+
+
+def other_cache_than_html(lang: str, variant: str, cache_path: Path, build: Path) -> str:
+    """A warning when the HTML edition in ``build`` read another jupyter cache than
+    ``cache_path`` (the code, the data or the environment changed since it was built): the PDF
+    then executes its chapters again and shows other outputs (timings, the random ids of the
+    figures) than the HTML beside it. Empty when they agree or no HTML was built there."""
+    import json
+
+    conf = build / ".conf" / "html" / lang / "config.json"
+    if not conf.is_file():
+        return ""
+    html_path = Path(json.loads(conf.read_text(encoding="utf-8"))["nb_execution_cache_path"])
+    if html_path == cache_path:
+        return ""
+
+    def key(path: Path) -> str:
+        f = path.parent / "KEY.json"
+        return f.read_text(encoding="utf-8").strip() if f.is_file() else "(no KEY.json)"
+    return (f"WARNING {stem(lang, variant)}: the HTML in {build} read another jupyter cache "
+            f"({html_path}) than this PDF ({cache_path}); rebuild the HTML first "
+            f"(tools/build_book.py) for a PDF that shows what the HTML shows.\n"
+            f"  HTML's key: {key(html_path)}\n  PDF's key: {key(cache_path)}")
 
 
 def _run(cmd: list[str], cwd: Path, env: dict, logfile: Path, quiet: bool) -> int:
@@ -218,13 +251,18 @@ def build_one(lang: str, variant: str, *, assets: Path, toc_path: Path = ROOT / 
         log(f"{stem(lang, variant)}: the previous build failed; starting from a clean {outdir}")
         shutil.rmtree(outdir, ignore_errors=True)
         failed.unlink()
-    build_book.write_conf(conf_dir, pdf_config(lang, variant, assets, toc_path))
+    cfg = pdf_config(lang, variant, assets, toc_path)
+    cache_path = Path(cfg["nb_execution_cache_path"])
+    warning = other_cache_than_html(lang, variant, cache_path, build)
+    if warning:
+        log(warning)
+    build_book.write_conf(conf_dir, cfg)
     env = build_book.kernel_env(dict(os.environ))  # threads that sleep while waiting
     env.pop("MPLBACKEND", None)  # as for the HTML: kernels (on a cache miss) draw inline
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
     env["D2LMINI_LANG"] = lang
     name = stem(lang, variant)
-    before = _cache_records(lang)
+    before = cache_records(cache_path)
     t0 = time.perf_counter()
     cmd = [sys.executable, "-m", "sphinx", "-b", "latex", "-c", str(conf_dir),
            "-d", str(build / ".doctrees" / f"pdf-{variant}" / lang),
@@ -236,7 +274,7 @@ def build_one(lang: str, variant: str, *, assets: Path, toc_path: Path = ROOT / 
         raise PdfError(f"{name}: sphinx-build (LaTeX) failed; log: "
                        f"{outdir.parent / f'sphinx-{variant}.log'}")
     t1 = time.perf_counter()
-    executed = _cache_records(lang) - before
+    executed = executed_pages(before, cache_records(cache_path))
     latexmk = shutil.which("latexmk")
     if latexmk is None or shutil.which("xelatex") is None:
         raise PdfError("latexmk and xelatex are needed (Debian: apt-get install latexmk "
@@ -256,7 +294,8 @@ def build_one(lang: str, variant: str, *, assets: Path, toc_path: Path = ROOT / 
     shutil.copyfile(outdir / f"{name}.pdf", pdf)
     log(f"{name}: sphinx {t1 - t0:.0f} s, xelatex {t2 - t1:.0f} s -> "
         f"{pdf}"
-        + (f" ({executed} notebooks executed: not in the jupyter cache)" if executed else ""))
+        + (f" ({len(executed)} notebooks executed, not in the jupyter cache {cache_path}: "
+           f"{', '.join(executed)})" if executed else ""))
     return {"name": name, "sphinx_s": t1 - t0, "latex_s": t2 - t1, "executed": executed}
 
 
@@ -300,6 +339,8 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     try:
         assets = build_book.ensure_mathjax(build)
+        for lang in langs:  # the cache key, once, before the threads (see build_book._once)
+            log(f"{lang}: jupyter cache {build_book.jupyter_cache_dir(lang)}")
         with ThreadPoolExecutor(max_workers=max(1, min(args.jobs, len(jobs)))) as pool:
             results = list(pool.map(
                 lambda job: build_one(job[0], job[1], assets=assets, toc_path=args.toc.resolve(),

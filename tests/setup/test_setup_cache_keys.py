@@ -90,3 +90,84 @@ def test_weight_keys_include_the_library_fingerprint(monkeypatch):
 def test_the_workflow_restores_exact_keys_only():
     workflow = (ROOT / ".github" / "workflows" / "book.yml").read_text(encoding="utf-8")
     assert "restore-keys" not in workflow
+
+
+# ---------------------------------------------------------------------------- the PDF's cache
+# CI once published a PDF whose English figures were not the HTML's: its chapters had been
+# executed again, and the record count of the cache did not change (a re-executed notebook
+# replaces its record). tools/build_pdf.py builds the editions in threads.
+def test_the_key_is_computed_once_when_threads_ask_for_it_together():
+    import threading
+    import time
+
+    calls = []
+
+    @build_book._once
+    def slow_key():
+        calls.append(1)
+        time.sleep(0.05)  # long enough for every thread to arrive while the first computes
+        return object()
+
+    results, barrier = [], threading.Barrier(8)
+
+    def ask():
+        barrier.wait()
+        results.append(slow_key())
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and len({id(r) for r in results}) == 1
+
+
+def test_the_cjk_font_in_the_key_is_one_file_not_the_font_cache(monkeypatch):
+    build_book.environment_description.cache_clear()
+    try:
+        files = build_book.environment_description()["cjk_font_files"]
+        if build_book.environment_description()["cjk_font"] is None:
+            assert files == []
+        else:  # the file matplotlib draws with, however many copies its font list holds
+            assert len(files) == 1 and re.fullmatch(r"[^:/]+:\d+", files[0]), files
+    finally:
+        build_book.environment_description.cache_clear()
+
+
+def test_a_re_executed_notebook_is_seen_though_the_count_stays(tmp_path):
+    import nbformat
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    import build_pdf
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")])
+    nb.cells[0].outputs = [nbformat.v4.new_output("execute_result", {"text/plain": "2"},
+                                                  execution_count=1)]
+    nb.cells[0].execution_count = 1
+    cache_dir = tmp_path / "cache"
+    cache = get_cache(cache_dir)
+    cache.cache_notebook_bundle(CacheBundleIn(nb, str(tmp_path / "page.md")), overwrite=True)
+    before = build_pdf.cache_records(cache_dir)
+    assert build_pdf.executed_pages(before, build_pdf.cache_records(cache_dir)) == []
+    cache.cache_notebook_bundle(CacheBundleIn(nb, str(tmp_path / "page.md")), overwrite=True)
+    after = build_pdf.cache_records(cache_dir)
+    assert len(after) == len(before)
+    assert build_pdf.executed_pages(before, after) == ["page"]
+
+
+def test_the_pdf_warns_when_the_html_read_another_cache(tmp_path):
+    import json
+
+    import build_pdf
+
+    conf = tmp_path / ".conf" / "html" / "en"
+    conf.mkdir(parents=True)
+    html_cache = tmp_path / "jc" / "data-a-code-b" / "en"
+    (conf / "config.json").write_text(json.dumps({"nb_execution_cache_path": str(html_cache)}))
+    assert build_pdf.other_cache_than_html("en", "full", html_cache, tmp_path) == ""
+    other = tmp_path / "jc" / "data-a-code-c" / "en"
+    warning = build_pdf.other_cache_than_html("en", "full", other, tmp_path)
+    assert "read another jupyter cache" in warning and str(html_cache) in warning
+    assert "executed" not in warning  # not confused with the re-execution report
+    assert build_pdf.other_cache_than_html("zh", "full", other, tmp_path) == ""  # no zh HTML
