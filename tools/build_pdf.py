@@ -200,7 +200,8 @@ def cache_records(path: Path) -> dict[int, tuple[str, str, str]]:
 
 def executed_pages(before: dict, after: dict) -> list[str]:
     """The pages whose record is new or was replaced between two :func:`cache_records`."""
-    return sorted(Path(uri).stem for pk, (_, uri, _) in after.items() if before.get(pk) != after[pk])
+    return sorted(Path(uri).stem for pk, (_, uri, _) in after.items()
+                  if before.get(pk) != after[pk])
 
 
 def other_cache_than_html(lang: str, variant: str, cache_path: Path, build: Path) -> str:
