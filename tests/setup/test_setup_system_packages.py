@@ -115,9 +115,10 @@ def test_the_pdf_build_does_not_replay_a_failed_latex_run(tmp_path, monkeypatch)
     the LaTeX folder: after a failure the next build starts from a clean folder."""
     import build_pdf
 
-    monkeypatch.setattr(build_pdf, "pdf_config", lambda *a, **k: {})
+    monkeypatch.setattr(build_pdf, "pdf_config",
+                        lambda *a, **k: {"nb_execution_cache_path": str(tmp_path / "jc")})
     monkeypatch.setattr(build_pdf.build_book, "write_conf", lambda *a, **k: None)
-    monkeypatch.setattr(build_pdf, "_cache_records", lambda lang: 0)
+    monkeypatch.setattr(build_pdf, "cache_records", lambda path: {})
     monkeypatch.setattr(build_pdf.shutil, "which", lambda name: f"/usr/bin/{name}")
     machine = {"fixed": False}
 
