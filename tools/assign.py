@@ -6,6 +6,7 @@
     python tools/assign.py list                       # the graded exercises of each chapter
     python tools/assign.py grade mha-numpy --lang en submissions/*.ipynb [--csv grades.csv]
     python tools/assign.py report grades.csv [--lang zh|en] [--html report.html]
+    python tools/assign.py dryrun mha-numpy --lang zh  # a made-up class, graded in seconds
 
 ``make`` writes, per edition and chapter, into ``_build/assign/<lang>/<chapter>/``:
 
@@ -273,7 +274,8 @@ def details_path(csv_path: Path) -> Path:
 # ---------------------------------------------------------------------------- command line
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] not in {"make", "list", "grade", "report", "-h", "--help"}:
+    if not argv or argv[0] not in {"make", "list", "grade", "report", "dryrun", "-h",
+                                   "--help"}:
         argv.insert(0, "make")
     p = argparse.ArgumentParser(
         description="Graded assignments (otter-grader) from the chapters' exercises.")
@@ -300,8 +302,19 @@ def main(argv: list[str] | None = None) -> int:
     pr.add_argument("csv", type=Path)
     pr.add_argument("--lang", choices=LANGS, default="en", help="language of the report")
     pr.add_argument("--html", type=Path, help="also write the report as an HTML page")
+    pd = sub.add_parser("dryrun", help="grade a made-up class (the worked solution, a blank "
+                        "notebook, a typical mistake and a typed-in answer per exercise) with "
+                        "the chapter's own tests, in seconds (tools/classroom.py)")
+    pd.add_argument("chapter")
+    pd.add_argument("--lang", choices=LANGS, default="en", help="edition and report language")
+    pd.add_argument("--out", type=Path, help="also write OUT/grades.csv and OUT/grades.json")
     args = p.parse_args(argv)
 
+    if args.cmd == "dryrun":
+        import classroom
+
+        return classroom.main([args.chapter, "--lang", args.lang]
+                              + (["--out", str(args.out)] if args.out else []))
     try:
         if args.cmd == "list":
             for chapter in graded_chapters(args.lang):
