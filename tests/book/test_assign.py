@@ -37,12 +37,14 @@ GRADED_FULLY = "mha-numpy"
 
 @pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("chapter", CHAPTERS)
-def test_two_graded_exercises_per_chapter(lang, chapter):
+def test_three_graded_exercises_per_chapter(lang, chapter):
     graded = assign.graded_exercises(lang, chapter)
-    assert len(graded) >= 2, f"{lang}/{chapter}: graded exercises {[e.label for e in graded]}"
+    assert len(graded) >= 3, f"{lang}/{chapter}: graded exercises {[e.label for e in graded]}"
     for ex in graded:
         assert ex.gated, f"{ex.label}: tests need a solution with code (solution-start/end)"
         assert ex.checked_names(), f"{ex.label}: the tests read no name the solution defines"
+        # public checks help the student, hidden tests grade (issue 24)
+        assert ex.tests and ex.hidden_tests, f"{ex.label}: public checks and hidden tests"
 
 
 @pytest.mark.parametrize("lang", LANGS)
