@@ -252,17 +252,25 @@ def grade(lang: str, chapter: str, submissions: list[Path], out: Path = OUT,
             rows.append(row)
             log(f"{sub}: {row['total']:g} / {row['possible']:g}")
     if csv_path is not None and rows:
-        fields = list(dict.fromkeys(k for row in rows for k in row))
-        with open(csv_path, "w", newline="", encoding="utf-8") as f:
-            w = csv.DictWriter(f, fieldnames=fields)
-            w.writeheader()
-            w.writerows(rows)
         details = {"chapter": chapter, "lang": lang, "tests": autograder_cases(autograder),
                    "failures": failures}
-        details_path(csv_path).write_text(json.dumps(details, ensure_ascii=False, indent=1),
-                                          encoding="utf-8")
+        write_grades(rows, details, csv_path)
         log(f"grades written to {csv_path}, failing tests to {details_path(csv_path)}")
     return rows
+
+
+def write_grades(rows: list[dict], details: dict, csv_path: Path) -> None:
+    """The points of each submission as CSV (``submission``, ``total``, ``possible``, then one
+    column per exercise) and, next to it (:func:`details_path`), ``details`` as JSON: what
+    ``grade --csv`` and the classroom dry run write, and ``report`` reads."""
+    fields = list(dict.fromkeys(k for row in rows for k in row))
+    csv_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(csv_path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+    details_path(csv_path).write_text(json.dumps(details, ensure_ascii=False, indent=1),
+                                      encoding="utf-8")
 
 
 def details_path(csv_path: Path) -> Path:

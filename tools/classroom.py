@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
-import csv
 import io
 import json
 import os
@@ -144,11 +143,12 @@ def _simple(stmt: ast.stmt, bound: set[str], out: CellNames) -> None:
             out.defined.add(s.get_name())
 
 
-def needed_cells(context: list[str], sources: list[str]) -> list[int]:
-    """Indices of the cells of ``context`` (in order) that ``sources`` need: walking back from
-    the end, a cell is kept when it binds a name still needed, and its own reads become
-    needed."""
-    need: set[str] = set()
+def needed_cells(context: list[str], sources: list[str], names: set[str] = frozenset()
+                 ) -> list[int]:
+    """Indices of the cells of ``context`` (in order) that ``sources`` and the further
+    ``names`` need: walking back from the end, a cell is kept when it binds a name still
+    needed, and its own reads become needed."""
+    need: set[str] = set(names)
     for src in sources:
         need |= cell_names(src).used
     keep = []
@@ -233,8 +233,7 @@ def context_for(ch: Chapter, subs: dict[str, dict[str, str]]) -> list[int]:
     for ex in ch.graded:
         for t in ex.all_tests:
             need_tests |= cell_names(t).used - answered
-    return needed_cells(ch.context, answers + [f"({' , '.join(sorted(need_tests))},)"]
-                        if need_tests else answers)
+    return needed_cells(ch.context, answers, need_tests)
 
 
 # ---------------------------------------------------------------------------- running
@@ -277,7 +276,7 @@ def grade_class(ch: Chapter, cases: dict[str, dict]) -> dict:
     rows, failures = [], {}
     for name, answer in subs.items():
         sub_ns = dict(ns)
-        row: dict = {"submission": name}
+        row: dict = {"submission": name, "total": 0.0, "possible": 0.0}  # the CSV's order
         failed: dict[str, dict[str, str]] = {}
         for ex in ch.graded:
             cases_ex = test_cases(ex)
@@ -311,15 +310,9 @@ def grade_class(ch: Chapter, cases: dict[str, dict]) -> dict:
 
 def write(result: dict, csv_path: Path) -> None:
     """``csv_path`` and the JSON next to it, as ``assign.py grade --csv`` writes them."""
-    labels = list(result["details"]["tests"])
-    fields = ["submission", "total", "possible", *labels]
-    csv_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(csv_path, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=fields)
-        w.writeheader()
-        w.writerows(result["rows"])
-    csv_path.with_suffix(".json").write_text(
-        json.dumps(result["details"], ensure_ascii=False, indent=1), encoding="utf-8")
+    import assign
+
+    assign.write_grades(result["rows"], result["details"], csv_path)
 
 
 def run(chapter: str, lang: str, out: Path | None = None) -> dict:
