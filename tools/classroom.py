@@ -318,6 +318,11 @@ def write(result: dict, csv_path: Path) -> None:
 def run(chapter: str, lang: str, out: Path | None = None) -> dict:
     """The dry run of one edition of ``chapter`` in a child process; with ``out``, also
     ``out/grades.csv`` and ``out/grades.json``. Returns what :func:`grade_class` returns."""
+    import assign
+
+    if chapter not in assign.graded_chapters(lang):
+        raise DryRunError(f"chapter must be a chapter with graded exercises, one of "
+                          f"{', '.join(assign.graded_chapters(lang))}; got {chapter!r}")
     env = dict(os.environ, D2LMINI_LANG=lang, MPLBACKEND="Agg")
     env.setdefault("D2LMINI_OFFLINE", "1")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))

@@ -116,3 +116,8 @@ def test_the_dry_run_executes_only_what_the_answers_need():
     assert names.defined == {"f", "w"} and "z" in names.used and "y" not in names.used
     keep = classroom.needed_cells(["z = 1", "y = 2", "def f(x):\n    return x + z"], ["f(3)"])
     assert keep == [0, 2]
+
+
+def test_an_unknown_chapter_gets_a_clear_error():
+    with pytest.raises(classroom.DryRunError, match="chapter must be .*got 'glossary'"):
+        classroom.run("glossary", "en")
