@@ -28,9 +28,10 @@ it, attach a handler of your own::
 
 from __future__ import annotations
 
-import hashlib
-import logging
 import errno
+import hashlib
+import importlib
+import logging
 import os
 import shutil
 import socket
@@ -52,6 +53,10 @@ __all__ = [
     "DATA_HUB",
     "DATASET_FILES",
     "PUBLISHED_SHA256",
+    "Dataset",
+    "DATASETS",
+    "OfflineCorpus",
+    "offline_corpus",
     "DataSource",
     "OfflineError",
     "ChecksumError",
@@ -65,33 +70,76 @@ __all__ = [
 #: d2l's data host.
 DATA_URL = "http://d2l-data.s3-accelerate.amazonaws.com/"
 
-#: ``name -> (url, sha1)``. ``sha1`` is the hex SHA-1 of the downloaded archive, or ``None``
-#: where no trustworthy checksum is published (then the download is accepted unverified and a
-#: warning says so; text8 is instead checked by content: exactly 100,000,000 bytes of a-z and
-#: spaces once unzipped).
-DATA_HUB: dict[str, tuple[str, str | None]] = {
+
+@dataclass(frozen=True)
+class OfflineCorpus:
+    """The stand-in for a data set that is nowhere at hand, as its builder returns it.
+
+    Attributes:
+        detail: what the stand-in is, in a few words for the announcement.
+        text: its content in the format of the real file, when it is built in memory.
+        path: its file, when it is one (a corpus built once and cached).
+    """
+
+    detail: str
+    text: str | None = field(default=None, repr=False)
+    path: Path | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """One data set of the book: where it is downloaded from, the file it provides, its
+    checksums, and how its offline stand-in is built.
+
+    Attributes:
+        name: the data set (``'fra-eng'``, ``'cmn-eng'``, ``'text8'``).
+        url: the canonical archive (``$D2LMINI_MIRROR`` may host the same file name).
+        sha1: hex SHA-1 of the archive, or ``None`` where no trustworthy checksum is published
+            (then the download is accepted unverified and a warning says so).
+        file: the file the data set provides, relative to ``$D2LMINI_DATA_DIR`` and found by
+            its name inside the archive.
+        published_sha256: SHA-256 of the file the published book was built from, or ``None``.
+        offline: ``"module:function"`` of the builder of the offline stand-in: called with no
+            argument, it returns an :class:`OfflineCorpus` (imported only when it is needed).
+    """
+
+    name: str
+    url: str
+    sha1: str | None
+    file: str
+    published_sha256: str | None
+    offline: str
+
+
+#: The registry: every data set of the book by name. :func:`resolve` completes it: a local
+#: copy, the download cache, a checked download, else the data set's offline builder.
+DATASETS: dict[str, Dataset] = {d.name: d for d in [
     # the archive d2l uses; its sha1 is the one d2l registers
-    "fra-eng": (DATA_URL + "fra-eng.zip", "94646ad1522d915e7b0f9296181140edcf86a4f5"),
+    Dataset("fra-eng", DATA_URL + "fra-eng.zip", "94646ad1522d915e7b0f9296181140edcf86a4f5",
+            "fra-eng/fra.txt",
+            "0bb85dbaa1c896844649094d7eaf2e34bee34e84fe362b26ce7e8f2e12aae104",
+            "d2lmini.offline:translation_corpus_fra_eng"),
     # manythings.org publishes no checksum and replaces the file over time: unverified
-    "cmn-eng": ("http://www.manythings.org/anki/cmn-eng.zip", None),
+    Dataset("cmn-eng", "http://www.manythings.org/anki/cmn-eng.zip", None, "cmn-eng/cmn.txt",
+            "af1099fbf65a5c7041ff4e960306b13138793887335b53b4d9f698faefa6593a",
+            "d2lmini.offline:translation_corpus_cmn_eng"),
     # Matt Mahoney's original; no published checksum, verified by content after unzipping
-    "text8": ("http://mattmahoney.net/dc/text8.zip", None),
-}
+    # (exactly 100,000,000 bytes of a-z and spaces: d2lmini.text8)
+    Dataset("text8", "http://mattmahoney.net/dc/text8.zip", None, "text8/text8", None,
+            "d2lmini.text8:gensim_substitute"),
+]}
+
+#: ``name -> (url, sha1)``, d2l's form of the registry.
+DATA_HUB: dict[str, tuple[str, str | None]] = {n: (d.url, d.sha1) for n, d in DATASETS.items()}
 
 #: The file each data set provides, relative to ``$D2LMINI_DATA_DIR`` (and inside its archive).
-DATASET_FILES: dict[str, str] = {
-    "fra-eng": "fra-eng/fra.txt",
-    "cmn-eng": "cmn-eng/cmn.txt",
-    "text8": "text8/text8",
-}
+DATASET_FILES: dict[str, str] = {n: d.file for n, d in DATASETS.items()}
 
 #: SHA-256 of the files the published book was built from. A file with another checksum (an
 #: older or newer download of ``cmn.txt``, say) is used all the same, and the announcement says
 #: that its numbers may differ from the published ones.
-PUBLISHED_SHA256: dict[str, str] = {
-    "fra-eng": "0bb85dbaa1c896844649094d7eaf2e34bee34e84fe362b26ce7e8f2e12aae104",
-    "cmn-eng": "af1099fbf65a5c7041ff4e960306b13138793887335b53b4d9f698faefa6593a",
-}
+PUBLISHED_SHA256: dict[str, str] = {n: d.published_sha256 for n, d in DATASETS.items()
+                                    if d.published_sha256 is not None}
 
 _HELP = ("set D2LMINI_DATA_DIR to a directory holding {file}, put the file in the download "
          "cache, or unset D2LMINI_OFFLINE (and optionally set D2LMINI_MIRROR) to allow the "
@@ -146,20 +194,37 @@ class DataSource:
         kind: ``'local'`` (``$D2LMINI_DATA_DIR``), ``'cache'``, ``'download'`` (fetched now)
             or ``'offline'`` (the corpus this project ships or builds without network).
         detail: a short note for the reader: whether the file is the published book's copy,
-            what the offline corpus holds and why it was used.
+            or what the offline corpus holds.
         path: the file, when there is one (not part of the text: it is a path of this machine).
+        text: the content, for an offline corpus built in memory (``path`` is then ``None``).
+        because: for an offline corpus, why the real data set was not used, in calm words
+            (``'no local data directory, not in the download cache, download failed'``).
     """
 
     name: str
     kind: SourceKind
     detail: str = ""
     path: Path | None = field(default=None, repr=False, compare=False)
+    text: str | None = field(default=None, repr=False, compare=False)
+    because: str = ""
 
     @property
     def description(self) -> str:
-        """The kind of source in words, with the detail: what the announcement says."""
+        """The kind of source in words, with the detail and the reason: what the announcement
+        says."""
+        note = "; ".join(part for part in (self.detail, self.because and
+                                           f"used because: {self.because}") if part)
         text = _KIND_TEXT[self.kind]
-        return f"{text} ({self.detail})" if self.detail else text
+        return f"{text} ({note})" if note else text
+
+    def read_text(self) -> str:
+        """The data set's content: the file's, or the offline corpus built in memory."""
+        if self.path is not None:
+            return self.path.read_text(encoding="utf-8")
+        if self.text is not None:
+            return self.text
+        raise ValueError(f"{self.name}: this source has neither a file nor a text "
+                         "(resolve(name, offline=False) does not build the offline corpus)")
 
     def __str__(self) -> str:
         return f"{self.name}: {self.description}"
@@ -174,6 +239,22 @@ def _check_name(name: str) -> None:
         raise TypeError(f"name must be a str; got {type(name).__name__}")
     if name not in DATA_HUB:
         raise ValueError(f"unknown data set {name!r}; known data sets: {sorted(DATA_HUB)}")
+
+
+def offline_corpus(name: str) -> OfflineCorpus:
+    """Build the offline stand-in of data set ``name`` with the builder its :class:`Dataset`
+    names (deterministic: the same package version builds the same corpus).
+
+    Raises:
+        TypeError, ValueError: ``name`` is not a str, or not a data set of :data:`DATASETS`.
+    """
+    _check_name(name)
+    module, function = DATASETS[name].offline.split(":")
+    corpus = getattr(importlib.import_module(module), function)()
+    if not isinstance(corpus, OfflineCorpus) or (corpus.text is None) == (corpus.path is None):
+        raise TypeError(f"{name}: the offline builder {DATASETS[name].offline} must return an "
+                        "OfflineCorpus with exactly one of text and path")
+    return corpus
 
 
 def get_cache_dir(cache_dir: str | os.PathLike | None = None) -> Path:
@@ -356,16 +437,21 @@ def locate(name: str) -> DataSource | None:
     return None
 
 
-def resolve(name: str) -> DataSource:
-    """Find the file of data set ``name``: in ``$D2LMINI_DATA_DIR``, in the download cache, or by
-    downloading it (unless ``D2LMINI_OFFLINE=1``).
+def resolve(name: str, *, offline: bool = True) -> DataSource:
+    """Find data set ``name``: in ``$D2LMINI_DATA_DIR``, in the download cache, by downloading it
+    (unless ``D2LMINI_OFFLINE=1``), else as its offline corpus (:func:`offline_corpus`).
 
-    Returns a :class:`DataSource` with the file's ``path``; when none of these worked, one of
-    kind ``'offline'`` with ``path=None`` and the reason in ``detail`` in a few calm words (a
-    failed download's error is logged at DEBUG level, not put in ``detail``, so that no page shows
-    a URL or a resolver's message): the caller then uses its offline corpus. A download that
-    fails its checksum raises :class:`ChecksumError` rather than falling back, so that a broken
-    mirror is noticed.
+    Returns a :class:`DataSource` with the file's ``path``; for the offline corpus one of kind
+    ``'offline'`` with the corpus's ``path`` or ``text``, what it is in ``detail``, and why the
+    real data set was not used in ``because``, in a few calm words (a failed download's error is
+    logged at DEBUG level, not put in the text, so that no page shows a URL or a resolver's
+    message). With ``offline=False`` the offline corpus is not built: the source then has
+    neither ``path`` nor ``text`` (what ``make doctor`` asks). A download that fails its
+    checksum raises :class:`ChecksumError` rather than falling back, so that a broken mirror
+    is noticed.
+
+    Raises:
+        TypeError, ValueError: ``name`` is not a str, or not a data set of :data:`DATASETS`.
     """
     at_hand = locate(name)
     if at_hand is not None:
@@ -375,13 +461,20 @@ def resolve(name: str) -> DataSource:
     reasons = ["no local data directory" if not data_dir else f"no {rel} in the local data "
                "directory", "not in the download cache"]
     if _offline():
-        return DataSource(name, "offline", ", ".join(reasons + ["D2LMINI_OFFLINE=1"]))
-    try:
-        extracted = download_extract(name)
-    except OSError as e:  # the details go to the log (DEBUG), not into the announcement
-        log.debug("%s: download failed: %s", name, e)
-        return DataSource(name, "offline", ", ".join(reasons + ["download failed"]))
-    found = _find_in(extracted, rel.name)
-    if found is None:
-        raise FileNotFoundError(f"{name}: the archive has no file named {rel.name}")
-    return DataSource(name, "download", f"from {_source_url(name)}", found)
+        reasons.append("D2LMINI_OFFLINE=1")
+    else:
+        try:
+            extracted = download_extract(name)
+        except OSError as e:  # the details go to the log (DEBUG), not into the announcement
+            log.debug("%s: download failed: %s", name, e)
+            reasons.append("download failed")
+        else:
+            found = _find_in(extracted, rel.name)
+            if found is None:
+                raise FileNotFoundError(f"{name}: the archive has no file named {rel.name}")
+            return DataSource(name, "download", f"from {_source_url(name)}", found)
+    if not offline:
+        return DataSource(name, "offline", because=", ".join(reasons))
+    corpus = offline_corpus(name)
+    return DataSource(name, "offline", corpus.detail, corpus.path, corpus.text,
+                      because=", ".join(reasons))

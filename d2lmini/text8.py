@@ -12,9 +12,10 @@ import os
 import re
 import tempfile
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
-from .datahub import ChecksumError, DataSource, get_cache_dir, log, resolve
+from .datahub import ChecksumError, DataSource, OfflineCorpus, get_cache_dir, log, resolve
 from .utils import check_positive_int
 
 __all__ = ["load_text8"]
@@ -56,12 +57,14 @@ def _gensim_sample_text() -> str:
     return " ".join(pieces)
 
 
-def _gensim_text8(cache: Path) -> tuple[Path | None, str]:
-    """Build (once, cached when the cache is writable) the text8-style corpus from gensim's
-    sample. Returns ``(path, '')``, or ``(None, text)`` when it could not be cached."""
-    target = cache / "text8-gensim-sample" / "text8"
+def gensim_substitute() -> OfflineCorpus:
+    """The offline stand-in of text8 (the registry's builder, :data:`d2lmini.DATASETS`): the
+    text8-style corpus built from gensim's Wikipedia sample, once, and cached in the download
+    cache when it is writable (then returned as its ``path``, else as its ``text``)."""
+    detail = "a text8-style substitute, the Wikipedia sample in gensim"
+    target = get_cache_dir() / "text8-gensim-sample" / "text8"
     if target.is_file():
-        return target, ""
+        return OfflineCorpus(detail, path=target)
     text = _gensim_sample_text()
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -69,9 +72,9 @@ def _gensim_text8(cache: Path) -> tuple[Path | None, str]:
         with os.fdopen(fd, "w", encoding="ascii") as out:
             out.write(text)
         os.replace(tmp, target)
-        return target, ""
+        return OfflineCorpus(detail, path=target)
     except OSError:
-        return None, text
+        return OfflineCorpus(detail, text=text)
 
 
 def _chunk_words(words: Iterable[str], max_words: int | None) -> list[list[str]]:
@@ -113,19 +116,16 @@ def load_text8(max_words: int | None = None, *, return_source: bool = False
     if max_words is not None:
         check_positive_int(max_words, "max_words")
     source = resolve("text8")
-    if source.path is not None:
+    if source.kind == "offline":
+        words = _iter_words(source.path) if source.path is not None else iter(source.text.split())
+        sentences = _chunk_words(words, max_words)
+        num = sum(len(s) for s in sentences)
+        source = replace(source, detail=f"{source.detail}, {num:,} words used")
+    else:
         size = source.path.stat().st_size
         if source.kind == "download" and size != _TEXT8_NUM_BYTES:
             raise ChecksumError(f"text8: the downloaded file has {size} bytes, expected "
                                 f"{_TEXT8_NUM_BYTES}; delete it from the download cache and retry")
         sentences = _chunk_words(_iter_words(source.path), max_words)
-    else:
-        built, text = _gensim_text8(get_cache_dir())
-        words = _iter_words(built) if built is not None else iter(text.split())
-        sentences = _chunk_words(words, max_words)
-        num = sum(len(s) for s in sentences)
-        source = DataSource("text8", "offline", f"a text8-style substitute, the Wikipedia sample "
-                            f"in gensim, {num:,} words used; used because: {source.detail}",
-                            built)
     log.info("%s", source)
     return (sentences, source) if return_source else sentences

@@ -12,6 +12,7 @@ import tokenize
 from pathlib import Path
 
 from bookmeta import BOOK, LANGS, ROOT  # noqa: F401  (re-exported for the tests)
+import myst
 
 BACK_MATTER = {"index", "glossary", "api", "bibliography", "execution-report", "instructors"}
 
@@ -49,9 +50,7 @@ def is_chapter(name: str) -> bool:
 
 
 def read_notebook(path: Path):
-    import jupytext
-
-    return jupytext.read(path, fmt="md:myst")
+    return myst.read_notebook(path)
 
 
 def header(text: str) -> str:
@@ -157,7 +156,7 @@ def code_cells(nb) -> list[tuple[int, str, list]]:
 
 def prose(text: str) -> str:
     """The Markdown text with code-cell bodies removed (so ``{glue}`` roles in code don't count)."""
-    return re.sub(r"^```\{code-cell\}.*?^```\s*$", "", text, flags=re.M | re.S)
+    return myst.without_code_cells(text)
 
 
 _FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})\s*(\{([A-Za-z0-9_-]+)\})?")

@@ -150,14 +150,13 @@ def data_fingerprint() -> tuple[str, dict[str, str]]:
     """A short hash of the data the chapters will read, and what each data set is.
 
     Asks d2lmini where each data set is (local directory, cache, a download now, or the offline
-    corpus) in the environment the kernels inherit, and hashes the files, or the offline corpus
-    (it is generated deterministically)."""
+    corpus, built here if it is built) in the environment the kernels inherit, and hashes the
+    files, or the offline corpus (it is generated deterministically)."""
     sys.path.insert(0, str(ROOT))
     import d2lmini as d2l
-    from d2lmini import data as d2l_data
 
     sources, h = {}, hashlib.sha256()
-    for name in d2l.DATA_HUB:
+    for name in d2l.DATASETS:
         source = d2l.resolve(name)
         sources[name] = source.kind
         h.update(f"{name}:{source.kind}:".encode())
@@ -165,11 +164,8 @@ def data_fingerprint() -> tuple[str, dict[str, str]]:
             with open(source.path, "rb") as f:
                 for chunk in iter(lambda: f.read(1 << 22), b""):
                     h.update(chunk)
-        elif name == "text8":  # built from gensim's Wikipedia sample
-            import gensim
-            h.update(f"gensim {gensim.__version__}".encode())
         else:
-            h.update(d2l_data._offline_text(name)[0].encode())
+            h.update(source.read_text().encode())
     return h.hexdigest()[:12], sources
 
 

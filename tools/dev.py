@@ -548,7 +548,7 @@ print("device:", torch.cuda.get_device_name(0) if cuda else "CPU only", "| torch
 print("CJK font for Chinese plot labels:", d2l.find_cjk_font() or "NONE (the zh edition fails)")
 online = os.environ.get("DEV_DOCTOR_USER_OFFLINE") != "1"
 for name in d2l.DATA_HUB:
-    src = d2l.resolve(name)
+    src = d2l.resolve(name, offline=False)  # where it is; the offline corpus is not built
     what = src.kind
     if src.kind == "offline" and online:
         what = "download (when reachable), else the offline corpus"

@@ -22,8 +22,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import jupytext
 import nbformat
+from myst import CJK_RE, read_notebook
 
 TEST_TAG = "exercise-test"
 HIDDEN_TEST_TAG = "exercise-test-hidden"
@@ -31,9 +31,6 @@ DIRECTIVES = ("exercise", "solution", "solution-start", "solution-end")
 FENCE_RE = re.compile(r"^(?P<fence>`{3,}|~{3,}|:{3,})(?P<info>.*)$")
 DIRECTIVE_RE = re.compile(r"^\{(?P<name>[\w-]+)\}\s*(?P<arg>.*)$")
 OPTION_RE = re.compile(r"^:(?P<key>[\w-]+):\s*(?P<value>.*)$")
-# Han characters, CJK symbols and punctuation, full-width forms (as book_sphinx.cjk)
-CJK = "\u2e80-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef"
-CJK_BREAK_RE = re.compile(f"(?<=[{CJK}])\\n(?=[{CJK}])")
 
 WORDS = {
     "zh": {"exercise": "练习", "solution": "解答",
@@ -101,7 +98,7 @@ class Exercise:
 # ---------------------------------------------------------------------------- reading
 def read_chapter(path: Path) -> tuple[nbformat.NotebookNode, list[Segment]]:
     """The chapter's notebook (as jupytext reads it) and its segments."""
-    nb = jupytext.read(path, fmt="md:myst")
+    nb = read_notebook(path)
     segments: list[Segment] = []
     for cell in nb.cells:
         if cell.cell_type == "markdown":
@@ -279,7 +276,7 @@ def join_cjk_breaks(text: str) -> str:
     for k in range(1, len(lines)):
         prev, cur = lines[k - 1], lines[k]
         if (keep[k - 1] and keep[k] and prev and cur and not prev.lstrip().startswith("#")
-                and re.match(f"[{CJK}]", prev[-1]) and re.match(f"[{CJK}]", cur[0])):
+                and CJK_RE.match(prev[-1]) and CJK_RE.match(cur[0])):
             res += cur
         else:
             res += "\n" + cur

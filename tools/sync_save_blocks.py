@@ -31,12 +31,13 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
+from myst import CODE_CELL_START
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "d2lmini"
 BOOK = ROOT / "book"
 LANGS = ("zh", "en")
 
-FENCE_START = re.compile(r"^```\{code-cell\}")
 LABEL = re.compile(r"^\(([A-Za-z0-9_:.\-]+)\)=\s*$")
 DEF_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -199,7 +200,7 @@ def save_cells(lines: list[str]) -> list[SaveCell]:
         m = LABEL.match(lines[i])
         if m:
             label = m.group(1)
-        if FENCE_START.match(lines[i]):
+        if CODE_CELL_START.match(lines[i]):
             j = i + 1
             while j < len(lines) and lines[j].rstrip() != "```":
                 j += 1

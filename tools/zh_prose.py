@@ -16,8 +16,10 @@ import re
 import sys
 from pathlib import Path
 
+import myst
+
 ROOT = Path(__file__).resolve().parent.parent
-CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef“”‘’]")
+CJK = re.compile(f"[{myst.CJK}“”‘’]")  # Chinese text, and the curly quotes it uses
 # full-width punctuation: no space on either side of it
 CJK_PUNCT = re.compile(r"[\u3000-\u303f\uff00-\uffef“”‘’]")
 FENCE = re.compile(r"^(\s*)(`{3,}|:{3,})(.*)$")

@@ -10,13 +10,14 @@ from __future__ import annotations
 import re
 
 import pytest
+from myst import HAN_RE
 
 from chapter_source import LANGS, chapter_files, read_notebook
 
 DIRECTIVE_RE = re.compile(r"^([`:]{3,})\{(figure|image)\}\s*(\S+)\n((?::[^\n]*\n)*)", re.M)
 PLOT_RE = re.compile(r"\b(d2l\.plot|plt\.(subplots|figure|plot|imshow)|d2l\.show_heatmaps|"
                      r"show_heatmaps)\(")
-CJK = re.compile("[\u4e00-\u9fff]")
+CJK = HAN_RE
 
 
 @pytest.mark.parametrize("lang", LANGS)

@@ -19,10 +19,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 import export_notebooks  # noqa: E402
+import myst  # noqa: E402
 
 # the short chapters with code cells (the glossary has none: test_notebooks_valid covers it)
 EXECUTE = ["index", "mha-numpy", "attention-pytorch", "student/mha-numpy"]
-CJK = "\u4e00-\u9fff\u3000-\u303f\uff00-\uffef"
+CJK = myst.CJK
 
 
 @pytest.fixture(scope="module")

@@ -33,13 +33,14 @@ if __name__ == "__main__":  # run as a script (--write): the paths conftest.py g
                     str(Path(__file__).resolve().parents[2] / "tools")]
 
 from bookmeta import toc_files  # noqa: E402
+import myst  # noqa: E402
 from chapter_source import (BOOK, HEADING_RE, LABEL_RE, directive_labels,  # noqa: E402
                             is_chapter, plain_prose)
 
 TERMS_TABLE = "tab-glossary-terms"
 VARIANTS_TABLE = "tab-glossary-variants"
 AVOID_CLASS = "terms-to-avoid"
-CJK = "\u4e00-\u9fff"
+CJK = myst.HAN
 # Terms a plain substring search cannot locate: one Chinese character (值 is also in 数值, 键 in
 # 关键) or an everyday English word ("value", "key"). They are still required to occur somewhere.
 NO_FIRST_CHECK = {"zh": {"值", "键"}, "en": {"key", "value"}}

@@ -13,10 +13,11 @@ import re
 import tokenize
 
 import pytest
+import myst
 
 from chapter_source import BOOK, plain_prose, read_notebook
 
-CJK = "\u4e00-\u9fff"
+CJK = myst.HAN
 # emphasis spans, paired left to right as Markdown pairs them (bold removed first)
 ITALIC_RES = [re.compile(r"(?<![\\*])\*(?![\s*])([^*\n]+?)(?<![\s\\])\*"),
               re.compile(r"(?<![\\_A-Za-z0-9])_(?![\s_])([^_\n]+?)(?<![\s\\])_(?![_A-Za-z0-9])")]

@@ -7,7 +7,9 @@ downloads are exercised against a local ``http.server``.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import importlib
 import http.server
 import io
 import re
@@ -20,7 +22,7 @@ import pytest
 import torch
 
 import d2lmini as d2l
-from d2lmini import data, datahub, text8
+from d2lmini import data, datahub, offline, text8
 
 FOUR_PAIRS = [("go .", "va !"), ("i lost .", "j'ai perdu ."), ("he's calm .", "il est calme ."),
               ("i'm home .", "je suis chez moi .")]
@@ -350,10 +352,10 @@ OFFLINE_CORPUS_SHA256 = {
 
 @pytest.mark.parametrize("name", sorted(OFFLINE_CORPUS_SHA256))
 def test_offline_corpus_is_pinned(name):
-    text, num_written, num_generated = data._offline_text(name)
+    text, num_written, num_generated = offline.corpus_text(name)
     assert num_written == {"fra-eng": 304, "cmn-eng": 299}[name]
     assert num_generated == d2l.OFFLINE_GENERATED_PAIRS  # none dropped: the generator never
-    # returns a written English sentence, so data.py filters nothing
+    # returns a written English sentence, so nothing is filtered
     assert hashlib.sha256(text.encode("utf-8")).hexdigest() == OFFLINE_CORPUS_SHA256[name]
 
 
@@ -777,3 +779,58 @@ def test_bucket_sampler_checks_its_arguments():
         d2l.BucketSampler([3, 3], [3], max_tokens=10)
     with pytest.raises(TypeError, match="max_tokens"):
         d2l.BucketSampler([3], [3], max_tokens=10.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# the registry: name -> (file, checksums, offline builder), completed by resolve
+# ---------------------------------------------------------------------------------------------
+
+def test_registry_is_the_one_source_of_the_tables():
+    assert list(d2l.DATASETS) == ["fra-eng", "cmn-eng", "text8"]
+    for name, ds in d2l.DATASETS.items():
+        assert ds.name == name
+        assert d2l.DATA_HUB[name] == (ds.url, ds.sha1)
+        assert d2l.DATASET_FILES[name] == ds.file
+        assert d2l.PUBLISHED_SHA256.get(name) == ds.published_sha256
+        module, function = ds.offline.split(":")
+        assert callable(getattr(importlib.import_module(module), function)), ds.offline
+
+
+@pytest.mark.parametrize("name, written", [("fra-eng", 304), ("cmn-eng", 299)])
+def test_offline_corpus_of_the_translation_pairs(name, written):
+    corpus = d2l.offline_corpus(name)
+    assert corpus.path is None and corpus.text == offline.corpus_text(name)[0]
+    assert corpus.detail == (f"{written} written and {d2l.OFFLINE_GENERATED_PAIRS:,} generated "
+                             "pairs, not Tatoeba's")
+
+
+def test_resolve_completes_with_the_offline_corpus(no_data_dir, monkeypatch):
+    monkeypatch.setenv("D2LMINI_OFFLINE", "1")
+    source = d2l.resolve("cmn-eng")
+    assert source.kind == "offline" and source.path is None
+    assert source.read_text() == offline.corpus_text("cmn-eng")[0]
+    assert str(source).endswith("not Tatoeba's; used because: no local data directory, not in "
+                                "the download cache, D2LMINI_OFFLINE=1)")
+    bare = d2l.resolve("cmn-eng", offline=False)  # where it is, without building anything
+    assert bare.text is None and bare.path is None and bare.because == source.because
+    with pytest.raises(ValueError, match="neither a file nor a text"):
+        bare.read_text()
+
+
+def test_read_text_of_a_file(tmp_path):
+    (tmp_path / "fra.txt").write_text("Go.\tVa !\n", encoding="utf-8")
+    assert d2l.DataSource("fra-eng", "local", path=tmp_path / "fra.txt").read_text() == (
+        "Go.\tVa !\n")
+
+
+def test_offline_corpus_errors(monkeypatch):
+    with pytest.raises(ValueError, match="unknown data set 'wmt14'"):
+        d2l.offline_corpus("wmt14")
+    with pytest.raises(TypeError, match="name must be a str"):
+        d2l.offline_corpus(3)
+    with pytest.raises(ValueError, match="name must be one of"):
+        offline.corpus_text("text8")
+    broken = dataclasses.replace(d2l.DATASETS["fra-eng"], offline="d2lmini.datahub:get_cache_dir")
+    monkeypatch.setitem(d2l.DATASETS, "fra-eng", broken)
+    with pytest.raises(TypeError, match="must return an OfflineCorpus"):
+        d2l.offline_corpus("fra-eng")

@@ -50,16 +50,16 @@ def debug_records():
 
 
 def test_failed_download_is_one_calm_line_on_stdout(unreachable, capsys):
-    source = datahub.resolve("text8")
-    assert source.kind == "offline" and source.path is None
-    assert source.detail.endswith("download failed")
+    source = datahub.resolve("text8", offline=False)
+    assert source.kind == "offline" and source.path is None and source.text is None
+    assert source.because.endswith("download failed") and not source.detail
     for noise in ("http", "Errno", "Name or service", "Traceback", "mattmahoney"):
-        assert noise not in source.detail and noise not in str(source)
+        assert noise not in source.because and noise not in str(source)
     assert capsys.readouterr().out == ""  # resolve announces nothing: the loader does
 
 
 def test_failed_download_details_go_to_the_debug_log(unreachable, debug_records, capsys):
-    datahub.resolve("text8")
+    datahub.resolve("text8", offline=False)
     debug = [r.getMessage() for r in debug_records if r.levelno == logging.DEBUG]
     assert any("download failed" in m and "Name or service not known" in m for m in debug), debug
     assert any("mattmahoney.net" in m for m in debug)  # the URL is there for whoever asks
@@ -97,9 +97,9 @@ def test_stdout_handler_prints_info_never_debug(capsys):
 def test_offline_flag_reason_is_calm(monkeypatch, tmp_cache):
     monkeypatch.delenv("D2LMINI_DATA_DIR", raising=False)
     monkeypatch.setenv("D2LMINI_OFFLINE", "1")
-    source = datahub.resolve("text8")
+    source = datahub.resolve("text8", offline=False)
     assert source.kind == "offline"
-    assert source.detail == "no local data directory, not in the download cache, D2LMINI_OFFLINE=1"
+    assert source.because == "no local data directory, not in the download cache, D2LMINI_OFFLINE=1"
 
 
 def test_locate_finds_local_then_cache_and_never_downloads(tmp_path, monkeypatch, tmp_cache):

@@ -44,7 +44,8 @@ def both(fra, cmn) -> dict[str, list[tuple[str, str]]]:
 # ---------------------------------------------------------------------------------------------
 
 def test_exported():
-    assert offline.__all__ == ["generate_pairs"]
+    assert offline.__all__ == ["generate_pairs", "corpus_text", "translation_corpus_fra_eng",
+                               "translation_corpus_cmn_eng"]
     assert offline in d2l.MODULES  # documented on the API page, as a module of its own
     assert offline.generate_pairs is grammar.generate_pairs
     # the generator is not in the reader's namespace: the data modules use it

@@ -10,17 +10,17 @@
 """
 from __future__ import annotations
 
-import re
 
 import pytest
 from bs4 import BeautifulSoup
+from myst import HAN_RE
 from built_book import BUILD, HTML, LANGS, ROOT, build, toc_files
 
 pytestmark = [pytest.mark.browser, pytest.mark.book]
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 SHOTS = BUILD / "screenshots"
-CJK = re.compile("[\u4e00-\u9fff]")
+CJK = HAN_RE
 # Rules not enforced, with the reason. Empty: every axe rule applies.
 EXCLUDED: dict[str, str] = {}
 PLOT_PAGE = "attention-pytorch"  # heat maps and line plots drawn by code

@@ -14,6 +14,7 @@ from bookmeta import HREFLANG
 from built_book import (BUILD, HTML, LANGS, ROOT, build, notebooks, pages_showing_machine_paths,
                         search_index, toc_files)
 from bs4 import BeautifulSoup
+import myst
 
 pytestmark = pytest.mark.book
 
@@ -280,7 +281,7 @@ def test_student_edition_has_no_solutions(book):
 def test_zh_paragraphs_have_no_breaks_between_chinese_characters(book):
     """A soft line break of the source renders as a space; between two Chinese characters it
     must be gone (tools/book_sphinx/cjk.py joins them), while English keeps its spaces."""
-    cjk = "\u4e00-\u9fff\u3000-\u303f\uff00-\uffef"
+    cjk = myst.CJK
     gap = re.compile(f"[{cjk}]\\n[{cjk}]")
     for name in toc_files():
         for p in soup(book / "zh" / f"{name}.html").select("article p"):

@@ -4,12 +4,10 @@ A soft break renders as a space; English needs it, Chinese has none between word
 """
 from __future__ import annotations
 
-import re
 
 from docutils import nodes
+from myst import CJK_RE
 
-# Han characters, CJK symbols and punctuation, full-width forms
-_CJK = re.compile("[\u2e80-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
 _VERBATIM = (nodes.FixedTextElement, nodes.literal, nodes.math, nodes.raw, nodes.comment)
 
 
@@ -39,7 +37,7 @@ def join_cjk_lines(app, doctree, docname=None):
             if ch == "\n":
                 left = s[j - 1] if j > 0 else before
                 right = s[j + 1] if j + 1 < len(s) else after
-                if _CJK.match(left or " ") and _CJK.match(right or " "):
+                if CJK_RE.match(left or " ") and CJK_RE.match(right or " "):
                     continue
             out.append(ch)
         joined = "".join(out)
