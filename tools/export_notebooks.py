@@ -27,23 +27,27 @@ import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import exercises  # noqa: E402
-from bookmeta import LANGS, ROOT  # noqa: E402
+from bookmeta import LANGS, ROOT, load_yaml  # noqa: E402
 
-DEFAULT_REPO = "https://github.com/transformer-book/transformer-book"
 # Packages the chapters need that Google Colab does not preinstall.
 COLAB_EXTRA = ["gensim", "jieba", "jupytext", "myst-nb"]
 
 
 def repository_url(config: Path = ROOT / "_config.yml") -> str:
-    """``repository.url`` from the Jupyter Book config, or the default."""
-    if config.exists():
-        import yaml
+    """``repository.url`` of the Jupyter Book config: the one setting that names the repository
+    (launch buttons, the notebooks' install cell, the edit and issue buttons; CITATION.cff must
+    agree, tests/book/test_export.py checks it).
 
-        data = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
-        url = (data.get("repository") or {}).get("url")
-        if url:
-            return str(url).rstrip("/")
-    return DEFAULT_REPO
+    Raises:
+        ValueError: the config has no ``repository.url``.
+    """
+    data = load_yaml(config) if config.exists() else {}
+    url = (data.get("repository") or {}).get("url")
+    if not url:
+        raise ValueError(f"{config.name}: set repository.url to the book's GitHub repository "
+                         "(https://github.com/<owner>/<name>); the launch buttons and the "
+                         "notebooks' install cell use it")
+    return str(url).rstrip("/")
 
 
 def install_source(repo_url: str, lang: str, extra: tuple[tuple[str, str], ...] = ()) -> str:

@@ -10,6 +10,7 @@ chapter of both editions; executing all of them again here would double the CI t
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -20,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 import export_notebooks  # noqa: E402
 import myst  # noqa: E402
+from bookmeta import load_yaml  # noqa: E402
 
 # the short chapters with code cells (the glossary has none: test_notebooks_valid covers it)
 EXECUTE = ["index", "mha-numpy", "attention-pytorch", "student/mha-numpy"]
@@ -68,7 +70,22 @@ def test_repository_url_from_config(tmp_path):
     cfg = tmp_path / "_config.yml"
     cfg.write_text("repository:\n  url: https://github.com/me/book/\n", encoding="utf-8")
     assert export_notebooks.repository_url(cfg) == "https://github.com/me/book"
-    assert export_notebooks.repository_url(tmp_path / "none.yml") == export_notebooks.DEFAULT_REPO
+    (tmp_path / "empty.yml").write_text("title: x\n", encoding="utf-8")
+    for missing in (tmp_path / "none.yml", tmp_path / "empty.yml"):
+        with pytest.raises(ValueError, match="set repository.url"):
+            export_notebooks.repository_url(missing)
+
+
+def test_the_repository_is_one_setting():
+    """repository.url and notebooks_branch of _config.yml name the repository and the branch of
+    exported notebooks; what cannot read them (CITATION.cff, the workflow's push) agrees."""
+    config = load_yaml(ROOT / "_config.yml")["repository"]
+    citation = load_yaml(ROOT / "CITATION.cff")
+    assert citation["repository-code"].rstrip("/") == export_notebooks.repository_url()
+    workflow = (ROOT / ".github" / "workflows" / "book.yml").read_text(encoding="utf-8")
+    pushed = re.findall(r"git init -q -b (\S+)|\.git\" (\S+)$", workflow, re.M)
+    assert pushed and {b for pair in pushed for b in pair if b} == {config["notebooks_branch"]}
+    assert "transformer-book/transformer-book" not in workflow  # the workflow pushes to its own
 
 
 def _solutions(lang: str, name: str):

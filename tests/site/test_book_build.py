@@ -10,7 +10,8 @@ from html import unescape
 from pathlib import Path
 
 import pytest
-from bookmeta import HREFLANG
+import export_notebooks
+from bookmeta import HREFLANG, load_yaml
 from built_book import (BUILD, HTML, LANGS, ROOT, build, notebooks, pages_showing_machine_paths,
                         search_index, toc_files)
 from bs4 import BeautifulSoup
@@ -180,15 +181,29 @@ def test_hreflang_and_switcher(book, lang):
                 == (book / other / f"{name}.html").resolve())
 
 
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """What ``make export`` writes (the notebooks branch), as paths relative to its folder."""
+    out = tmp_path_factory.mktemp("notebooks")
+    return {p.relative_to(out).as_posix() for p in export_notebooks.export_all(out)}
+
+
 @pytest.mark.parametrize("lang", LANGS)
-def test_launch_buttons_point_at_exported_notebooks(book, lang):
+def test_launch_buttons_point_at_exported_notebooks(book, lang, exported):
+    """Every Colab and Binder link of every page opens, in the repository that repository.url
+    names and on its notebooks branch, the notebook of that page and edition that ``make
+    export`` produces."""
+    repo = export_notebooks.repository_url().removeprefix("https://github.com/")
+    branch = load_yaml(ROOT / "_config.yml")["repository"]["notebooks_branch"]
+    pattern = re.compile(r'https://(?:colab\.research\.google\.com|mybinder\.org)/[^"]+')
     for name in notebooks(lang):
-        text = (book / lang / f"{name}.html").read_text(encoding="utf-8")
-        colab = re.findall(r'https://colab\.research\.google\.com/github/[^"]+', text)
-        binder = re.findall(r'https://mybinder\.org/v2/gh/[^"]+', text)
-        assert colab and colab[0].endswith(f"/blob/notebooks/{lang}/{name}.ipynb"), (name, colab)
-        assert binder and binder[0].endswith(f"/notebooks?urlpath=tree/{lang}/{name}.ipynb"), (
-            name, binder)
+        links = {unescape(u) for u in pattern.findall(
+            (book / lang / f"{name}.html").read_text(encoding="utf-8"))}
+        target = f"{lang}/{name}.ipynb"
+        assert target in exported, f"{lang}/{name}: make export writes no {target}"
+        assert links == {f"https://colab.research.google.com/github/{repo}/blob/{branch}/{target}",
+                         f"https://mybinder.org/v2/gh/{repo}/{branch}?urlpath=tree/{target}"}, (
+            lang, name, links)
 
 
 def test_zh_search_finds_attention_chapters(book):
