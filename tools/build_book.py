@@ -90,24 +90,45 @@ def log(msg: str) -> None:
     print(f"[build_book] {msg}", flush=True)
 
 
-# ---------------------------------------------------------------------------- MathJax (offline)
+# ---------------------------------------------------------------------- MathJax, Vega (offline)
+#: The Vega libraries of the interactive figures (book_sphinx.vega), from their npm packages.
+VEGA_FILES = ("vega/build/vega.min.js", "vega-lite/build/vega-lite.min.js",
+              "vega-embed/build/vega-embed.min.js")
+
+
+def _npm_packages(needed: list[Path]) -> None:
+    """Install the npm packages of package.json (``npm ci``) when a file of ``needed`` is
+    missing."""
+    if all(path.exists() for path in needed):
+        return
+    npm = shutil.which("npm")
+    if npm is None:
+        raise BuildError(
+            "MathJax and Vega are missing: run `npm ci` (Node.js/npm needed) so that formulas "
+            "and interactive figures work offline; the build serves them from the site, never "
+            "from a CDN."
+        )
+    log("installing MathJax and Vega from npm (npm ci) ...")
+    cmd = [npm, "ci", "--no-audit", "--no-fund"]
+    if not (ROOT / "package-lock.json").exists():
+        cmd = [npm, "install", "--no-audit", "--no-fund"]
+    subprocess.run(cmd, cwd=ROOT, check=True)
+
+
 def ensure_mathjax(build: Path = BUILD) -> Path:
-    """Return a folder holding ``mathjax/`` (a trimmed copy of mathjax@3's es5 build) under
-    ``build``, installing the npm package first when it is missing."""
-    es5 = ROOT / "node_modules" / "mathjax" / "es5"
-    if not (es5 / "tex-mml-chtml.js").exists():
-        npm = shutil.which("npm")
-        if npm is None:
-            raise BuildError(
-                "MathJax is missing: run `npm ci` (Node.js/npm needed) so that formulas render "
-                "offline; the build serves MathJax from the site, never from a CDN."
-            )
-        log("installing MathJax from npm (npm ci) ...")
-        cmd = [npm, "ci", "--no-audit", "--no-fund"]
-        if not (ROOT / "package-lock.json").exists():
-            cmd = [npm, "install", "--no-audit", "--no-fund"]
-        subprocess.run(cmd, cwd=ROOT, check=True)
+    """Return a folder holding ``mathjax/`` (a trimmed copy of mathjax@3's es5 build) and
+    ``vega/`` (Vega, Vega-Lite, vega-embed) under ``build``, installing the npm packages first
+    when they are missing."""
+    modules = ROOT / "node_modules"
+    es5 = modules / "mathjax" / "es5"
+    _npm_packages([es5 / "tex-mml-chtml.js"] + [modules / f for f in VEGA_FILES])
     dest_root = build / ".assets"
+    vega = dest_root / "vega"
+    vega.mkdir(parents=True, exist_ok=True)
+    for f in VEGA_FILES:
+        src, dest = modules / f, vega / Path(f).name
+        if not dest.exists() or dest.read_bytes() != src.read_bytes():
+            shutil.copy2(src, dest)
     dest = dest_root / "mathjax"
     stamp = dest / ".version"
     version = json.loads((es5.parent / "package.json").read_text())["version"]

@@ -216,3 +216,60 @@ def test_set_axes_applies_every_setting():
     assert tuple(ax.get_xlim()) == (1, 10) and tuple(ax.get_ylim()) == (1, 100)
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["curve"]
     plt.close(fig)
+
+
+def _line_chart():
+    import altair as alt
+
+    return alt.Chart(alt.sequence(1, 10, as_="x")).mark_line().encode(x="x:Q", y="x:Q")
+
+
+def test_interactive_figure_has_the_chart_the_static_figure_and_its_html():
+    import base64
+    import html
+    import json
+    import re
+
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    ax.plot([1, 2, 3], [3, 1, 2])
+    live = d2l.interactive(_line_chart(), fig)
+    assert not plt.fignum_exists(fig.number)  # closed: Jupyter does not show it a second time
+    bundle = live._repr_mimebundle_()
+    assert bundle["image/svg+xml"] == live.svg and live.svg.lstrip().startswith("<?xml")
+    spec = bundle["application/vnd.vegalite.v6+json"]
+    assert spec == live.spec and spec["mark"] == {"type": "line"}
+    div = bundle["text/html"]
+    assert div.startswith('<div class="d2l-vega" data-spec="') and div.endswith("</div>")
+    data = re.search(r'data-spec="([^"]*)"', div).group(1)
+    assert json.loads(html.unescape(data)) == spec  # the specification survives the attribute
+    image = re.search(r'<img class="d2l-vega-static" alt="" src="data:image/svg\+xml;base64,'
+                      r'([^"]+)">', div).group(1)
+    assert base64.b64decode(image).decode() == live.svg
+    # the same SVG on every run: no date, no random ids
+    fig2, ax2 = plt.subplots()
+    ax2.plot([1, 2, 3], [3, 1, 2])
+    assert d2l.interactive(_line_chart(), fig2).svg == live.svg
+
+
+def test_interactive_takes_a_dict_and_names_the_schema_version():
+    import matplotlib.pyplot as plt
+
+    spec = {"$schema": "https://vega.github.io/schema/vega-lite/v5.20.1.json", "mark": "point",
+            "description": "a chart"}
+    live = d2l.interactive(spec, plt.figure())
+    assert "application/vnd.vegalite.v5+json" in live._repr_mimebundle_()
+    assert repr(live) == "<InteractiveFigure: a chart>"
+    bare = d2l.interactive({"mark": "point"}, plt.figure())
+    assert d2l.plotting.VEGALITE_MIME in bare._repr_mimebundle_()
+
+
+def test_interactive_names_its_wrong_arguments():
+    import matplotlib.pyplot as plt
+
+    with pytest.raises(TypeError, match="chart must be an Altair chart"):
+        d2l.interactive("a chart", plt.figure())
+    with pytest.raises(TypeError, match="figure must be a matplotlib Figure"):
+        d2l.interactive(_line_chart(), plt.gca())
+    plt.close("all")

@@ -182,10 +182,14 @@ def test_every_figure_of_the_html_is_in_the_pdf(pdf_log, lang):
         soup = BeautifulSoup((HTML / lang / f"{name}.html").read_text(encoding="utf-8"),
                              "html.parser")
         html = {re.sub(r"\.\w+$", "", img["src"].rsplit("/", 1)[-1])
-                for img in soup.select("article img")}
-        if html != tex.get(name, set()):
-            problems.append(f"{name}: only in HTML {sorted(html - tex.get(name, set()))}, "
-                            f"only in PDF {sorted(tex.get(name, set()) - html)}")
+                for img in soup.select("article img:not(.d2l-vega-static)")}
+        # an interactive figure (d2l.interactive) is a live chart in the HTML and its static
+        # figure in the PDF: one image of the PDF per interactive figure, beyond the HTML's
+        live = len(soup.select("article div.d2l-vega"))
+        printed = tex.get(name, set())
+        if not html <= printed or len(printed - html) != live:
+            problems.append(f"{name}: only in HTML {sorted(html - printed)}, only in PDF "
+                            f"{sorted(printed - html)} ({live} interactive figures)")
     assert not problems, f"{lang}:\n" + "\n".join(problems)
     # and LaTeX found every file (latexmk would have stopped otherwise): the PDF has images
     listed = subprocess.run(["pdfimages", "-list", str(PDF / pdf_name(lang))],
