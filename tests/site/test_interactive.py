@@ -12,7 +12,8 @@ from test_browser import SHOTS, _open, page  # noqa: F401  (page: the fixture)
 pytestmark = [pytest.mark.browser, pytest.mark.book]
 
 #: The pages with interactive figures, and how many each has.
-INTERACTIVE = {"mha-numpy": 1, "paper-to-practice": 1}
+INTERACTIVE = {"mha-numpy": 1, "embeddings-positional-encoding": 1, "training-translation": 1,
+               "paper-to-practice": 1}
 
 DRAWING = "(fig) => fig.querySelector('svg.marks').innerHTML"
 
