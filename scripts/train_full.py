@@ -73,8 +73,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def load_pairs(max_examples: int | None) -> tuple[list, list, str]:
     """All (or the first ``max_examples``) tokenized pairs, and where they came from."""
-    logging.getLogger("d2lmini").setLevel(logging.WARNING)  # every rank reads; rank 0 says it
-    text, data_source = d2l.read_data_nmt(return_source=True)
+    logger = logging.getLogger("d2lmini")
+    level = logger.level
+    logger.setLevel(logging.WARNING)  # every rank reads; rank 0 says it
+    try:
+        text, data_source = d2l.read_data_nmt(return_source=True)
+    finally:
+        logger.setLevel(level)  # a caller's own logging is left as it was (the tests)
     source, target = d2l.tokenize_nmt(d2l.preprocess_nmt(text), max_examples)
     return source, target, str(data_source)
 
