@@ -115,7 +115,7 @@ def _npm_packages(needed: list[Path]) -> None:
     subprocess.run(cmd, cwd=ROOT, check=True)
 
 
-def ensure_mathjax(build: Path = BUILD) -> Path:
+def ensure_assets(build: Path = BUILD) -> Path:
     """Return a folder holding ``mathjax/`` (a trimmed copy of mathjax@3's es5 build) and
     ``vega/`` (Vega, Vega-Lite, vega-embed) under ``build``, installing the npm packages first
     when they are missing."""
@@ -483,7 +483,7 @@ def main(argv=None) -> int:
                              "labels and none was found: pip install noto-cjk-sans-otc (in "
                              "requirements.txt; `make book` installs it) or apt install "
                              "fonts-noto-cjk")
-        assets = ensure_mathjax(build)
+        assets = ensure_assets(build)
         times = {
             lang: build_edition(lang, variant=variant, strict=strict, assets=assets, build=build,
                                 toc_path=edition_toc(lang, toc_path, args.only, variant, build),

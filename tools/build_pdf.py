@@ -339,7 +339,7 @@ def main(argv=None) -> int:
     jobs = [(lang, v) for v in variants for lang in langs]
     t0 = time.perf_counter()
     try:
-        assets = build_book.ensure_mathjax(build)
+        assets = build_book.ensure_assets(build)
         for lang in langs:  # the cache key, once, before the threads (see build_book._once)
             log(f"{lang}: jupyter cache {build_book.jupyter_cache_dir(lang)}")
         with ThreadPoolExecutor(max_workers=max(1, min(args.jobs, len(jobs)))) as pool:
