@@ -74,20 +74,17 @@ class Trainer:
         torch.manual_seed(cfg["seed"])
         self.net = build(which, cfg, data["src_vocab"], data["tgt_vocab"]).to(device)
         self.bos = data["tgt_vocab"]["<bos>"]
-        if which == "d2lmini":
-            d2lmini.init_seq2seq_weights(self.net)
+        if which == "d2lmini":  # chapter 6's recipe, through the library's one trainer
+            recipe = d2lmini.TrainConfig(
+                lr=cfg["lr_factor"], betas=(0.9, 0.98), eps=1e-9,
+                warmup_steps=cfg["warmup_steps"], d_model=cfg["model"]["num_hiddens"],
+                label_smoothing=cfg["label_smoothing"], smoothing_skips_pad=True)
+            self.trainer = d2lmini.Trainer(self.net, data["tgt_vocab"], recipe, device)
             d2lmini.keep_attention_weights(self.net, False)  # the fused kernel, as training does
-            self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg["lr_factor"],
-                                        betas=(0.9, 0.98), eps=1e-9,
-                                        fused=torch.device(device).type in ("cpu", "cuda") or None)
-            self.sched = torch.optim.lr_scheduler.LambdaLR(self.opt, d2lmini.transformer_lr_lambda(
-                cfg["model"]["num_hiddens"], cfg["warmup_steps"]))
-            self.loss = d2lmini.MaskedSoftmaxCELoss(cfg["label_smoothing"],
-                                                    pad_index=data["tgt_vocab"]["<pad>"])
             X, X_len, Y, Y_len = data["arrays"]
+            self.sampler = d2lmini.BucketSampler(X_len, Y_len, cfg["max_tokens"], cfg["seed"])
             self.loader = torch.utils.data.DataLoader(
-                torch.utils.data.TensorDataset(X, X_len, Y, Y_len),
-                batch_sampler=d2lmini.BucketSampler(X_len, Y_len, cfg["max_tokens"], cfg["seed"]))
+                torch.utils.data.TensorDataset(X, X_len, Y, Y_len), batch_sampler=self.sampler)
         else:
             self.d2l = d2l_library().d2l
             self.net.apply(d2lmini.xavier_init_weights)  # the rule of d2l's train_seq2seq
@@ -105,13 +102,14 @@ class Trainer:
             return next(self.batches)
         except StopIteration:
             self.epochs += 1
+            if self.which == "d2lmini":
+                self.sampler.set_epoch(self.epochs - 1)  # a new order every epoch
             self.batches = iter(self.loader)
             return next(self.batches)
 
     def _step(self, batch) -> None:
         if self.which == "d2lmini":
-            d2lmini.seq2seq_step(self.net, batch, self.loss, self.opt, self.bos, self.device,
-                                 grad_clip=1.0, scheduler=self.sched)
+            self.trainer.step(batch)
             return
         X, X_valid_len, Y, Y_valid_len = [x.to(self.device) for x in batch]
         self.opt.zero_grad()

@@ -429,8 +429,10 @@ class BucketSampler(_torch_data.Sampler):
     Each epoch the pairs are ordered by (target length, source length) with a random tie-break,
     cut into batches whose ``size * longest source`` and ``size * longest target`` both stay
     within ``max_tokens``, and the batches are shuffled. Use it as a DataLoader's
-    ``batch_sampler``; a seeded generator makes the order repeatable, ``set_epoch`` lets several
-    processes (or a resumed run) draw the same order.
+    ``batch_sampler``. The order depends only on ``seed`` and the epoch, which
+    ``set_epoch(epoch)`` sets (as for PyTorch's ``DistributedSampler``; :class:`d2lmini.Trainer`
+    calls it before every epoch): iterating, to look at the batches or to train, does not
+    change it, so a loop that never calls ``set_epoch`` sees the same order every epoch.
 
     Args:
         src_lens, tgt_lens: the length of every pair's source and target (with ``<eos>``), (N,).
@@ -478,9 +480,7 @@ class BucketSampler(_torch_data.Sampler):
         return [batches[j] for j in order]
 
     def __iter__(self):
-        batches = self._batches
-        self.set_epoch(self.epoch + 1)  # the next iteration draws a new order
-        return iter(batches)
+        return iter(self._batches)
 
     def __len__(self) -> int:
         return len(self._batches)

@@ -18,20 +18,16 @@ What makes a run with N processes equal to one process on the same global batch:
 from __future__ import annotations
 
 import os
-import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-import numpy as np
 import torch
 import torch.distributed as dist
 from torch import nn
-from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, Dataset, DistributedSampler, TensorDataset
 
-from .attention import keep_attention_weights
-from .train import (MaskedSoftmaxCELoss, TrainResult, init_seq2seq_weights, make_adam,
-                    seq2seq_step)
+from .train import TrainConfig, Trainer, TrainResult
 from .utils import check_non_negative_int, check_number, check_positive_int
 
 __all__ = ["setup_distributed", "cleanup_distributed", "Checkpointer", "train_seq2seq_ddp"]
@@ -107,22 +103,6 @@ def _as_dataset(data: Any) -> Dataset:
                     f"sequence of these four tensors; got {type(data).__name__}")
 
 
-def _use_amp(amp: Any, device: torch.device) -> bool:
-    if isinstance(amp, str) and amp == "auto":
-        return device.type == "cuda"
-    if amp is True or amp is False:
-        if amp and device.type != "cuda":
-            raise ValueError(f"amp=True (bf16 autocast) needs a CUDA device; got {device}")
-        return amp
-    raise ValueError(f"amp must be 'auto', True or False; got {amp!r}")
-
-
-def _epoch_seed(seed: int, epoch: int, rank: int) -> int:
-    """A seed for the random numbers (dropout) of one rank in one epoch, so that a resumed
-    run draws exactly what an uninterrupted one would."""
-    return int(np.random.SeedSequence((seed, epoch, rank)).generate_state(1)[0])
-
-
 class Checkpointer:
     """Save and resume a training run in one file.
 
@@ -177,25 +157,6 @@ class Checkpointer:
         return ckpt["epoch"], list(ckpt["losses"])
 
 
-def _validate(global_batch_size: int, world: int, lr: float, num_epochs: int, seed: int,
-              grad_clip: float | None, label_smoothing: float, max_seconds: float | None,
-              checkpoint_every: int) -> None:
-    """The argument checks of :func:`train_seq2seq_ddp`."""
-    check_positive_int(global_batch_size, "global_batch_size")
-    check_positive_int(checkpoint_every, "checkpoint_every")
-    if global_batch_size % world:
-        raise ValueError(f"global_batch_size must be divisible by the world size {world}; "
-                         f"got {global_batch_size}")
-    check_positive_int(num_epochs, "num_epochs")
-    check_non_negative_int(seed, "seed")
-    check_number(lr, "lr", above=0)
-    if grad_clip is not None:
-        check_number(grad_clip, "grad_clip", above=0)
-    check_number(label_smoothing, "label_smoothing", minimum=0, below=1)
-    if max_seconds is not None:
-        check_number(max_seconds, "max_seconds", above=0)
-
-
 def _loader(dataset: Dataset, global_batch_size: int, world: int, rank: int, seed: int,
             device: torch.device) -> DataLoader:
     """Each step's global batch is a contiguous block of one seeded permutation; this rank
@@ -209,37 +170,24 @@ def _loader(dataset: Dataset, global_batch_size: int, world: int, rank: int, see
                       drop_last=True, pin_memory=device.type == "cuda")
 
 
-def _global_tokens_over_world(num_tokens: torch.Tensor) -> torch.Tensor:
-    """The divisor of the summed loss under DDP: the number of target tokens of the global
-    batch (all-reduced) over the world size. DDP averages the ranks' gradients, so the
-    average is then the gradient of the global batch's mean loss per token."""
-    total = num_tokens.clone()
-    dist.all_reduce(total)
-    return total / dist.get_world_size()
-
-
 def train_seq2seq_ddp(net: nn.Module, data: Dataset | Sequence[torch.Tensor], tgt_vocab: Any,
-                      *, global_batch_size: int, lr: float, num_epochs: int,
-                      device: torch.device | str, grad_clip: float | None = 1.0,
-                      label_smoothing: float = 0.0, smoothing_skips_pad: bool = False,
+                      config: TrainConfig, *, global_batch_size: int,
+                      device: torch.device | str,
                       scheduler: Callable[[torch.optim.Optimizer], Any] | None = None,
-                      amp: bool | str = "auto",
                       checkpoint_path: str | os.PathLike | None = None,
                       checkpoint_every: int = 1, resume: bool = True, seed: int = 0,
-                      init: bool = True, max_seconds: float | None = None,
+                      max_seconds: float | None = None,
                       log: Callable[[str], Any] | None = print) -> TrainResult:
     """Train a sequence-to-sequence model with teacher forcing, data-parallel with DDP.
 
     Call it in every process after :func:`setup_distributed` (or in a single plain process).
-    Every step is :func:`d2lmini.seq2seq_step`, as in :func:`d2lmini.train_seq2seq` (whose
-    arguments ``lr``, ``grad_clip``, ``label_smoothing``, ``smoothing_skips_pad``,
-    ``scheduler`` and ``init`` mean the same here), on a global batch of
-    ``global_batch_size`` examples split evenly over the ranks (see the module's docstring:
-    neither the examples of a step nor, up to rounding, its gradient depend on the world
-    size). ``data``: a ``Dataset`` of ``(X (S,), X_valid_len (), Y (T,), Y_valid_len ())``
-    items, or those four tensors with a leading axis N. ``net`` is trained in place.
+    It is the library's :class:`d2lmini.Trainer` with the recipe ``config`` (its ``seed`` is
+    set to ``seed``), on a global batch of ``global_batch_size`` examples split evenly over
+    the ranks (see the module's docstring: neither the examples of a step nor, up to
+    rounding, its gradient depend on the world size). ``data``: a ``Dataset`` of ``(X (S,),
+    X_valid_len (), Y (T,), Y_valid_len ())`` items, or those four tensors with a leading
+    axis N. ``net`` is trained in place. ``scheduler``: as for :class:`d2lmini.Trainer`.
 
-    ``amp``: ``'auto'`` (bfloat16 autocast on CUDA only), ``True`` (CUDA) or ``False``.
     ``checkpoint_path``: a :class:`Checkpointer` saves there every ``checkpoint_every``
     epochs and after the last; with ``resume`` an existing checkpoint is continued (on the
     CPU bit for bit as the uninterrupted run). ``seed`` seeds the shuffling, the
@@ -252,109 +200,23 @@ def train_seq2seq_ddp(net: nn.Module, data: Dataset | Sequence[torch.Tensor], tg
         earlier epochs of a resumed run included), target tokens per second over all ranks
         and the seconds of this call's training.
     """
+    if not isinstance(config, TrainConfig):
+        raise TypeError(f"config must be a TrainConfig; got {type(config).__name__}")
     distributed = dist.is_available() and dist.is_initialized()
     rank, world = (dist.get_rank(), dist.get_world_size()) if distributed else (0, 1)
-    _validate(global_batch_size, world, lr, num_epochs, seed, grad_clip, label_smoothing,
-              max_seconds, checkpoint_every)
+    check_positive_int(global_batch_size, "global_batch_size")
+    check_positive_int(checkpoint_every, "checkpoint_every")
+    if global_batch_size % world:
+        raise ValueError(f"global_batch_size must be divisible by the world size {world}; "
+                         f"got {global_batch_size}")
+    check_non_negative_int(seed, "seed")
+    if max_seconds is not None:
+        check_number(max_seconds, "max_seconds", above=0)
     device = torch.device(device)
-    loss = MaskedSoftmaxCELoss(label_smoothing, pad_index=tgt_vocab["<pad>"]
-                               if smoothing_skips_pad else None)
-    run = _Run(net, lr, scheduler, tgt_vocab["<bos>"], loss, device,
-               grad_clip=grad_clip, amp=_use_amp(amp, device), seed=seed, log=log)
     loader = _loader(_as_dataset(data), global_batch_size, world, rank, seed, device)
+    trainer = Trainer(net, tgt_vocab, replace(config, seed=seed), device, scheduler=scheduler)
     checkpointer = None if checkpoint_path is None else Checkpointer(
         checkpoint_path, checkpoint_every, rank=rank,
         identity={"global_batch_size": global_batch_size, "seed": seed})
-    run.start(checkpointer if resume else None, init)
-    return run.fit(loader, num_epochs, checkpointer, max_seconds)
-
-
-class _Run:
-    """One data-parallel training run: its model, optimizer and epochs."""
-
-    def __init__(self, net: nn.Module, lr: float, scheduler: Any, bos: int,
-                 loss: MaskedSoftmaxCELoss, device: torch.device, *, grad_clip: float | None,
-                 amp: bool, seed: int, log: Callable[[str], Any] | None) -> None:
-        self.distributed = dist.is_available() and dist.is_initialized()
-        self.rank = dist.get_rank() if self.distributed else 0
-        self.world = dist.get_world_size() if self.distributed else 1
-        self.net = net.to(device)
-        self.optimizer = make_adam(net, lr, device)
-        self.scheduler = scheduler(self.optimizer) if scheduler is not None else None
-        self.bos, self.loss, self.device, self.grad_clip = bos, loss, device, grad_clip
-        self.amp, self.seed = amp, seed
-        self.log = log if self.rank == 0 else None
-        self.model: nn.Module = net
-        self.result = TrainResult(device=str(device))
-        self.first_epoch = 0
-
-    def start(self, checkpointer: Checkpointer | None, init: bool) -> None:
-        """Resume from the checkpoint, or initialise the weights; then wrap in DDP."""
-        done = None if checkpointer is None else checkpointer.resume(
-            self.net, self.optimizer, self.scheduler, self.device)
-        if done is not None:
-            self.first_epoch, self.result.losses = done
-            if self.log is not None:
-                self.log(f"resumed from {checkpointer.path} after epoch {done[0]}")
-        elif init:
-            torch.manual_seed(self.seed)
-            init_seq2seq_weights(self.net)
-        if self.distributed:
-            self.model = DistributedDataParallel(
-                self.net, device_ids=[self.device] if self.device.type == "cuda" else None)
-
-    def fit(self, loader: DataLoader, num_epochs: int, checkpointer: Checkpointer | None,
-            max_seconds: float | None) -> TrainResult:
-        """The epochs from ``first_epoch`` to ``num_epochs`` (or to the time budget)."""
-        start, total_tokens, result = time.perf_counter(), 0.0, self.result
-        for epoch in range(self.first_epoch, num_epochs):
-            loss_sum, num_tokens, seconds = self.epoch(loader, epoch)
-            result.losses.append(loss_sum / max(num_tokens, 1))
-            total_tokens += num_tokens
-            per_epoch = (time.perf_counter() - start) / (epoch + 1 - self.first_epoch)
-            stop = self.any_rank(max_seconds is not None
-                                 and per_epoch * (epoch + 2 - self.first_epoch) > max_seconds)
-            last = epoch + 1 == num_epochs or stop
-            if self.log is not None:
-                self.log(f"epoch {epoch + 1}/{num_epochs}: loss {result.losses[-1]:.4f}, "
-                         f"{num_tokens / seconds:,.0f} tokens/s, {seconds:.1f} s"
-                         + (" (time budget reached)" if stop and not epoch + 1 == num_epochs
-                            else ""))
-            if checkpointer is not None and checkpointer.due(epoch + 1, last):
-                checkpointer.save(epoch + 1, self.net, self.optimizer, self.scheduler,
-                                  result.losses)
-            if last:
-                break
-        result.seconds = time.perf_counter() - start
-        result.tokens_per_sec = total_tokens / result.seconds
-        if self.log is not None and result.losses:
-            self.log(f"loss {result.losses[-1]:.3f}, {result.tokens_per_sec:.1f} tokens/sec "
-                     f"on {self.world} x {self.device.type}")
-        return result
-
-    def epoch(self, loader: DataLoader, epoch: int) -> tuple[float, float, float]:
-        """Train one epoch; returns the loss sum and the number of target tokens over all
-        ranks, and the seconds it took."""
-        loader.sampler.set_epoch(epoch)
-        torch.manual_seed(_epoch_seed(self.seed, epoch, self.rank))
-        tic = time.perf_counter()
-        stats = torch.zeros(2, dtype=torch.float64, device=self.device)  # loss sum, tokens
-        self.model.train()
-        with keep_attention_weights(self.net, False):
-            for batch in loader:
-                loss_sum, num_tokens = seq2seq_step(
-                    self.model, batch, self.loss, self.optimizer, self.bos, self.device,
-                    grad_clip=self.grad_clip, scheduler=self.scheduler, amp=self.amp,
-                    divisor=_global_tokens_over_world if self.distributed else None)
-                stats += torch.stack([loss_sum.double(), num_tokens.double()])
-        if self.distributed:
-            dist.all_reduce(stats)
-        loss_sum, num_tokens = stats.tolist()
-        return loss_sum, num_tokens, time.perf_counter() - tic
-
-    def any_rank(self, flag: bool) -> bool:
-        """Whether ``flag`` is true on any rank (so that every rank stops at the same epoch)."""
-        flags = torch.tensor([float(flag)], device=self.device)
-        if self.distributed:
-            dist.all_reduce(flags)
-        return bool(flags.item())
+    return trainer.fit(loader, checkpointer=checkpointer, resume=resume,
+                       max_seconds=max_seconds, log=log)

@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
+import numpy as np
 import torch
+import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
+from torch.nn.parallel import DistributedDataParallel
 
 from .attention import keep_attention_weights, lengths_to_mask
-from .utils import Timer, check_positive_int, in_notebook
+from .utils import (Timer, check_int, check_non_negative_int, check_number, check_positive_int,
+                    in_notebook)
 
 __all__ = [
     "sequence_mask",
@@ -29,6 +34,8 @@ __all__ = [
     "teacher_forcing_loss",
     "seq2seq_step",
     "TrainResult",
+    "TrainConfig",
+    "Trainer",
     "train_seq2seq",
     "transformer_lr_lambda",
     "average_checkpoints",
@@ -212,15 +219,257 @@ def seq2seq_step(net: nn.Module, batch: Sequence[torch.Tensor], loss: MaskedSoft
 
 @dataclass
 class TrainResult:
-    """What :func:`train_seq2seq` and :func:`d2lmini.train_seq2seq_ddp` return."""
+    """What :meth:`Trainer.fit` (and :func:`train_seq2seq`, :func:`d2lmini.train_seq2seq_ddp`)
+    returns."""
 
     losses: list[float] = field(default_factory=list)  #: mean loss per token, per epoch
     tokens_per_sec: float = 0.0  #: target tokens processed per second of training
-    seconds: float = 0.0  #: wall-clock training time
+    seconds: float = 0.0  #: wall-clock training time (evaluation not counted)
     device: str = "cpu"
+    steps: int = 0  #: optimizer steps taken (in this call)
+    evaluations: list[Any] = field(default_factory=list)  #: ``evaluate``'s value, per epoch
+    num_snapshots: int = 0  #: snapshots of the weights averaged into ``averaged``
+    averaged: dict[str, torch.Tensor] | None = None  #: their mean (:func:`average_checkpoints`)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """The recipe of a training run (the optimizer, the schedule, the loss, what to keep);
+    not the data and not the model.
+
+    ``TrainConfig()`` is d2l's loop: Adam at a constant rate, plain cross-entropy, clipping
+    to norm 1. The paper's recipe sets ``betas=(0.9, 0.98)``, ``eps=1e-9``, ``warmup_steps``
+    and ``d_model`` (the rate is then ``lr`` times :func:`transformer_lr_lambda`),
+    ``label_smoothing=0.1`` (with ``smoothing_skips_pad``) and ``num_snapshots`` for
+    checkpoint averaging: snapshots of the weights every ``snapshot_every`` of all steps at
+    the end of training. ``seed``, when set, seeds the initialisation and, per epoch (and
+    rank), dropout, so that a resumed run draws what an uninterrupted one would.
+
+    Taught in :ref:`sec-training-translation-real`.
+    """
+
+    num_epochs: int = 10
+    lr: float = 1e-3  # Adam's rate; with warmup_steps, the factor of the paper's schedule
+    betas: tuple[float, float] = (0.9, 0.999)
+    eps: float = 1e-8
+    warmup_steps: int | None = None  # the paper's schedule (with d_model); None: constant
+    d_model: int | None = None
+    label_smoothing: float = 0.0
+    smoothing_skips_pad: bool = False  # no smoothing mass on <pad>
+    grad_clip: float | None = 1.0  # the largest global gradient norm; None: no clipping
+    num_snapshots: int = 0  # snapshots of the weights at the end, averaged
+    snapshot_every: float = 0.02  # the share of all steps between two snapshots
+    init: bool = True  # Xavier initialisation first (init_seq2seq_weights)
+    amp: bool = False  # bfloat16 autocast (CUDA)
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        check_positive_int(self.num_epochs, "num_epochs")
+        check_number(self.lr, "lr", above=0)
+        if not isinstance(self.betas, tuple) or len(self.betas) != 2:
+            raise TypeError(f"betas must be a tuple of two numbers; got {self.betas!r}")
+        for beta in self.betas:
+            check_number(beta, "betas", minimum=0, below=1)
+        check_number(self.eps, "eps", minimum=0)
+        if (self.warmup_steps is None) != (self.d_model is None):
+            raise ValueError("warmup_steps and d_model go together (the paper's schedule "
+                             f"needs both); got warmup_steps={self.warmup_steps!r}, "
+                             f"d_model={self.d_model!r}")
+        if self.warmup_steps is not None:
+            check_positive_int(self.warmup_steps, "warmup_steps")
+            check_positive_int(self.d_model, "d_model")
+        check_number(self.label_smoothing, "label_smoothing", minimum=0, below=1)
+        if self.grad_clip is not None:
+            check_number(self.grad_clip, "grad_clip", above=0)
+        check_int(self.num_snapshots, "num_snapshots", minimum=0)
+        check_number(self.snapshot_every, "snapshot_every", above=0, maximum=1)
+        for name in ("smoothing_skips_pad", "init", "amp"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool; got {getattr(self, name)!r}")
+        if self.seed is not None:
+            check_non_negative_int(self.seed, "seed")
+
+
+class Trainer:
+    """Teacher-forced training of a sequence-to-sequence model by one :class:`TrainConfig`:
+    the optimizer, schedule and loss it builds, one step (:func:`seq2seq_step`), one epoch,
+    and :meth:`fit`, which also keeps the snapshots for checkpoint averaging. It is the
+    library's one training loop: :func:`train_seq2seq`, :func:`d2lmini.train_seq2seq_ddp`,
+    ``bench/`` and ``scripts/train_full.py`` use it. In a process group
+    (:func:`d2lmini.setup_distributed`) it wraps ``net`` in ``DistributedDataParallel``
+    and divides each rank's loss so that the averaged gradient is the global batch's.
+
+    Args:
+        net: the model, trained in place (initialised if ``config.init``, moved to ``device``).
+        tgt_vocab: the target vocabulary (its ``<bos>`` and ``<pad>``).
+        config: the recipe (default ``TrainConfig()``).
+        device: where to train.
+        scheduler: a factory ``optimizer -> scheduler``, stepped per batch, for a schedule
+            other than the paper's (not together with ``config.warmup_steps``).
+
+    Taught in :ref:`sec-training-translation-real`.
+    """
+
+    def __init__(self, net: nn.Module, tgt_vocab: Any, config: TrainConfig | None = None,
+                 device: torch.device | str = "cpu", *,
+                 scheduler: Callable[[torch.optim.Optimizer], Any] | None = None) -> None:
+        config = TrainConfig() if config is None else config
+        if not isinstance(config, TrainConfig):
+            raise TypeError(f"config must be a TrainConfig; got {type(config).__name__}")
+        if scheduler is not None and config.warmup_steps is not None:
+            raise ValueError("scheduler: pass a schedule or config.warmup_steps, not both")
+        self.config, self.device = config, torch.device(device)
+        if config.amp and self.device.type != "cuda":
+            raise ValueError(f"amp (bfloat16 autocast) needs a CUDA device; got {self.device}")
+        if config.seed is not None:
+            torch.manual_seed(config.seed)
+        if config.init:
+            init_seq2seq_weights(net)
+        self.net = net.to(self.device)
+        self.optimizer = torch.optim.Adam(net.parameters(), lr=config.lr, betas=config.betas,
+                                          eps=config.eps, fused=self.device.type in (
+                                              "cpu", "cuda") or None)
+        if config.warmup_steps is not None:
+            schedule = transformer_lr_lambda(config.d_model, config.warmup_steps)
+            scheduler = partial(torch.optim.lr_scheduler.LambdaLR, lr_lambda=schedule)
+        self.scheduler = None if scheduler is None else scheduler(self.optimizer)
+        self.loss = MaskedSoftmaxCELoss(config.label_smoothing, pad_index=tgt_vocab["<pad>"]
+                                        if config.smoothing_skips_pad else None)
+        self.bos, self.steps, self.snapshots = tgt_vocab["<bos>"], 0, []
+        self.distributed = dist.is_available() and dist.is_initialized()
+        self.rank = dist.get_rank() if self.distributed else 0
+        self.model = net if not self.distributed else DistributedDataParallel(
+            net, device_ids=[self.device] if self.device.type == "cuda" else None)
+
+    def step(self, batch: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+        """One optimizer step on one batch; returns its ``(loss_sum, num_tokens)``."""
+        self.steps += 1
+        return seq2seq_step(self.model, batch, self.loss, self.optimizer, self.bos,
+                            self.device, grad_clip=self.config.grad_clip,
+                            scheduler=self.scheduler, amp=self.config.amp,
+                            divisor=self._tokens_over_world if self.distributed else None)
+
+    def epoch(self, data_iter: Iterable, epoch: int, total_steps: int = 0) -> torch.Tensor:
+        """One pass over ``data_iter`` (its sampler told the epoch first, ``set_epoch``).
+        Returns ``[loss_sum, num_tokens]`` (float64, summed over the ranks). Snapshots are
+        taken when the run's ``total_steps`` is given."""
+        for sampler in (getattr(data_iter, "batch_sampler", None),
+                        getattr(data_iter, "sampler", None), data_iter):
+            if hasattr(sampler, "set_epoch"):
+                sampler.set_epoch(epoch)
+        if self.config.seed is not None:  # dropout's draws depend on (seed, epoch, rank) only
+            torch.manual_seed(int(np.random.SeedSequence((self.config.seed, epoch, self.rank))
+                                  .generate_state(1)[0]))
+        stats = torch.zeros(2, dtype=torch.float64 if self.device.type != "mps"
+                            else torch.float32, device=self.device)
+        self.model.train()
+        with keep_attention_weights(self.net, False):  # the fused attention kernel
+            for batch in data_iter:
+                loss_sum, num_tokens = self.step(batch)
+                stats += torch.stack([loss_sum.to(stats.dtype), num_tokens.to(stats.dtype)])
+                if total_steps:
+                    self._snapshot(total_steps)
+        if self.distributed:
+            dist.all_reduce(stats)
+        return stats
+
+    def _snapshot(self, total_steps: int) -> None:
+        """Keep the weights every ``snapshot_every`` of the steps, the last
+        ``num_snapshots`` times (the last one after the final step)."""
+        gap = max(int(total_steps * self.config.snapshot_every + 1e-9), 1)
+        left = total_steps - self.steps
+        if left % gap == 0 and left < self.config.num_snapshots * gap:
+            self.snapshots.append({k: v.detach().clone() for k, v in self.net.state_dict()
+                                   .items()})
+
+    def fit(self, data_iter: Iterable, *, evaluate: Callable[[Trainer], Any] | None = None,
+            on_epoch: Callable[[int, TrainResult], Any] | None = None,
+            checkpointer: Any = None, resume: bool = True, max_seconds: float | None = None,
+            log: Callable[[str], Any] | None = None) -> TrainResult:
+        """Train ``config.num_epochs`` epochs over ``data_iter`` (batches ``(X, X_valid_len,
+        Y, Y_valid_len)``). After each epoch: ``evaluate(self)`` (its value is kept in
+        ``evaluations``; e.g. :meth:`estimate_loss` on dev batches), ``on_epoch(epoch,
+        result)``, a line for ``log`` (on rank 0) and the ``checkpointer``'s save
+        (:class:`d2lmini.Checkpointer`; with ``resume`` an existing checkpoint is continued).
+        ``max_seconds`` stops after the epoch at which the next one would exceed it.
+        """
+        result, first, total_tokens = TrainResult(device=str(self.device)), 0, 0.0
+        log = log if self.rank == 0 else None
+        done = None if checkpointer is None or not resume else checkpointer.resume(
+            self.net, self.optimizer, self.scheduler, self.device)
+        if done is not None:
+            first, result.losses = done[0], list(done[1])
+            if log is not None:
+                log(f"resumed from {checkpointer.path} after epoch {first}")
+        total_steps = self.config.num_epochs * len(data_iter) if self.config.num_snapshots else 0
+        num_epochs, timer = self.config.num_epochs, Timer()
+        for epoch in range(first, num_epochs):
+            loss_sum, num_tokens = self.epoch(data_iter, epoch, total_steps).tolist()
+            seconds = timer.stop()  # evaluation, logging and checkpoints are not timed
+            result.losses.append(loss_sum / max(num_tokens, 1))
+            total_tokens += num_tokens
+            if evaluate is not None:
+                result.evaluations.append(evaluate(self))
+            stop = max_seconds is not None and self._any_rank(
+                timer.avg() * (epoch + 2 - first) > max_seconds)
+            if log is not None:
+                log(f"epoch {epoch + 1}/{num_epochs}: loss {result.losses[-1]:.4f}, "
+                    f"{num_tokens / seconds:,.0f} tokens/s, {seconds:.1f} s"
+                    + (" (time budget reached)" if stop and epoch + 1 < num_epochs else ""))
+            if on_epoch is not None:
+                on_epoch(epoch, result)
+            if checkpointer is not None and checkpointer.due(epoch + 1, stop
+                                                             or epoch + 1 == num_epochs):
+                checkpointer.save(epoch + 1, self.net, self.optimizer, self.scheduler,
+                                  result.losses)
+            if stop:
+                break
+            timer.start()
+        result.seconds, result.steps = timer.sum(), self.steps
+        result.tokens_per_sec = total_tokens / max(result.seconds, 1e-9)
+        if log is not None and result.losses:
+            world = dist.get_world_size() if self.distributed else 1
+            log(f"loss {result.losses[-1]:.3f}, {result.tokens_per_sec:.1f} tokens/sec on "
+                f"{world} x {self.device.type}")
+        if self.snapshots:
+            result.num_snapshots = len(self.snapshots)
+            result.averaged = average_checkpoints(self.snapshots)
+        return result
+
+    @torch.no_grad()
+    def estimate_loss(self, data_iter: Iterable) -> float:
+        """The mean loss per target token over ``data_iter`` without dropout and without
+        training (nanoGPT's ``estimate_loss``): an ``evaluate`` hook for :meth:`fit`."""
+        self.net.eval()
+        stats = torch.zeros(2, dtype=torch.float64)
+        with keep_attention_weights(self.net, False):
+            for batch in data_iter:
+                loss_sum, num_tokens = teacher_forcing_loss(
+                    self.net, batch, self.loss, self.bos, self.device, self.config.amp)
+                stats += torch.stack([loss_sum.double().cpu(), num_tokens.double().cpu()])
+        self.net.train()
+        return float(stats[0] / max(float(stats[1]), 1.0))
+
+    @staticmethod
+    def _tokens_over_world(num_tokens: torch.Tensor) -> torch.Tensor:
+        """What a rank divides its summed loss by under DDP: the global batch's number of
+        target tokens over the world size (DDP then averages the gradients, which gives the
+        gradient of the global batch's mean loss per token)."""
+        total = num_tokens.clone()
+        dist.all_reduce(total)
+        return total / dist.get_world_size()
+
+    def _any_rank(self, flag: bool) -> bool:
+        """Whether ``flag`` holds on any rank (so that every rank stops at the same epoch)."""
+        if not self.distributed:
+            return flag
+        flags = torch.tensor([float(flag)], device=self.device)
+        dist.all_reduce(flags)
+        return bool(flags.item())
 
 
 class _Progress:
+
     """A live loss curve in notebooks and/or a progress bar in terminals."""
 
     def __init__(self, num_epochs: int, animate: bool | None, progress: bool | None) -> None:
@@ -259,39 +508,21 @@ def train_seq2seq(net: nn.Module, data_iter: Iterable, lr: float, num_epochs: in
     rate ``lr``, masked cross-entropy (optionally label-smoothed; ``smoothing_skips_pad``
     puts no smoothing mass on ``<pad>``), gradient clipping to ``grad_clip``, and an
     optional ``scheduler`` factory (``lambda opt: LambdaLR(opt, ...)``, stepped per batch).
-    Each step is :func:`seq2seq_step`. The batches of ``data_iter`` are
+    It is a :class:`Trainer` with this :class:`TrainConfig`. The batches of ``data_iter`` are
     ``(X, X_valid_len, Y, Y_valid_len)`` with X ``(B, S)`` and Y ``(B, T)``.
 
     A live loss curve is drawn in notebooks (``animate``, default: in a notebook) and a
     progress bar in terminals (``progress``, default: when stderr is a terminal).
     Multi-head attention uses the fused kernel while training (no weights are kept).
     """
-    check_positive_int(num_epochs, "num_epochs")
-    device = torch.device(device)
-    if init:
-        init_seq2seq_weights(net)
-    net.to(device)
-    optimizer = make_adam(net, lr, device)
-    sched = scheduler(optimizer) if scheduler is not None else None
-    loss = MaskedSoftmaxCELoss(label_smoothing,
-                               pad_index=tgt_vocab["<pad>"] if smoothing_skips_pad else None)
-    bos, report = tgt_vocab["<bos>"], _Progress(num_epochs, animate, progress)
-    result, timer, total_tokens = TrainResult(device=str(device)), Timer(), 0
-    net.train()
-    with keep_attention_weights(net, False):
-        for epoch in range(num_epochs):
-            loss_sum, num_tokens = 0.0, 0
-            for batch in data_iter:
-                batch_loss, batch_tokens = seq2seq_step(
-                    net, batch, loss, optimizer, bos, device, grad_clip=grad_clip,
-                    scheduler=sched)
-                loss_sum, num_tokens = loss_sum + float(batch_loss), num_tokens + int(batch_tokens)
-            total_tokens += num_tokens
-            result.losses.append(loss_sum / max(num_tokens, 1))
-            report.epoch_done(epoch, result.losses[-1])
-    result.seconds = timer.stop()
-    result.tokens_per_sec = total_tokens / result.seconds
-    print(f"loss {result.losses[-1]:.3f}, {result.tokens_per_sec:.1f} tokens/sec on {device}")
+    config = TrainConfig(num_epochs=num_epochs, lr=lr, label_smoothing=label_smoothing,
+                         smoothing_skips_pad=smoothing_skips_pad, grad_clip=grad_clip, init=init)
+    trainer = Trainer(net, tgt_vocab, config, device, scheduler=scheduler)
+    report = _Progress(num_epochs, animate, progress)
+    result = trainer.fit(data_iter, on_epoch=lambda epoch, r: report.epoch_done(
+        epoch, r.losses[-1]))
+    print(f"loss {result.losses[-1]:.3f}, {result.tokens_per_sec:.1f} tokens/sec on "
+          f"{trainer.device}")
     return result
 
 

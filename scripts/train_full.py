@@ -17,6 +17,7 @@ the small corpus shipped in the package; the source is printed and recorded).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import platform
@@ -130,16 +131,17 @@ def main(argv: list[str] | None = None) -> dict:
         net = d2l.make_transformer(len(src_vocab), len(tgt_vocab), args.num_hiddens,
                                    args.ffn_num_hiddens, args.num_heads, args.num_layers,
                                    args.dropout)
-        lr_lambda = d2l.transformer_lr_lambda(args.num_hiddens, args.warmup)
         # resolved once, for training and for the evaluation below
         amp = device.type == "cuda" if args.amp == "auto" else args.amp == "on"
+        recipe = d2l.TrainConfig(  # chapter 6's recipe (sec-training-translation-real)
+            num_epochs=args.epochs, lr=1.0, betas=(0.9, 0.98), eps=1e-9,
+            warmup_steps=args.warmup, d_model=args.num_hiddens,
+            label_smoothing=args.label_smoothing, smoothing_skips_pad=True, amp=amp,
+            seed=args.seed)
         result = d2l.train_seq2seq_ddp(
-            net, arrays, tgt_vocab, global_batch_size=args.batch_size, lr=1.0,
-            num_epochs=args.epochs, device=device, label_smoothing=args.label_smoothing,
-            scheduler=lambda opt: torch.optim.lr_scheduler.LambdaLR(opt, lr_lambda),
-            amp=amp, checkpoint_path=args.checkpoint, resume=not args.no_resume,
-            seed=args.seed, max_seconds=None if args.max_minutes is None
-            else args.max_minutes * 60, log=say)
+            net, arrays, tgt_vocab, recipe, global_batch_size=args.batch_size, device=device,
+            checkpoint_path=args.checkpoint, resume=not args.no_resume, seed=args.seed,
+            max_seconds=None if args.max_minutes is None else args.max_minutes * 60, log=say)
     finally:
         d2l.cleanup_distributed()  # only rank 0 goes on, to evaluate
     if rank != 0:
@@ -160,6 +162,8 @@ def main(argv: list[str] | None = None) -> dict:
           f"{eval_seconds:.1f} s; {bleu.signature})")
     summary = {
         "device": device_name(device), "torch": torch.__version__, "world_size": world_size,
+        "machine": f"{world_size} x {device_name(device)}, torch {torch.__version__}",
+        "recipe": dataclasses.asdict(recipe),
         "config": config, "data_source": data_source, "num_train": len(train_src),
         "num_test": len(test_src), "num_test_references": sum(map(len, test_refs)),
         "split": "d2lmini.split_held_out(test_fraction=0.02, seed=0)",

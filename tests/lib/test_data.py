@@ -764,6 +764,8 @@ def test_bucket_sampler_respects_the_token_budget_and_covers_every_pair():
         k += len(b)
     pad_random = sum(len(b) * int(tgt[b].max()) - int(tgt[b].sum()) for b in random_batches)
     assert pad < pad_random / 3
+    assert list(sampler) == first  # looking at the batches does not move to the next epoch
+    sampler.set_epoch(1)
     second = list(sampler)
     assert second != first  # a new order every epoch
     again = d2l.BucketSampler(src, tgt, max_tokens=64, seed=0)

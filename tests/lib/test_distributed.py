@@ -41,13 +41,18 @@ def _net(dropout=0.0):
     return d2l.make_transformer(VOCAB_SIZE, VOCAB_SIZE, 16, 32, 2, 1, dropout)
 
 
+_RECIPE = ("lr", "num_epochs", "grad_clip", "label_smoothing", "amp")
+
+
 def _train(vocab, net, **kw):
-    settings = dict(global_batch_size=8, lr=1e-3, num_epochs=2, device="cpu",
-                    label_smoothing=0.1, log=None, seed=3,
+    recipe = dict(lr=1e-3, num_epochs=2, label_smoothing=0.1)
+    recipe.update({k: kw.pop(k) for k in _RECIPE if k in kw})
+    settings = dict(global_batch_size=8, device="cpu", log=None, seed=3,
                     scheduler=lambda opt: torch.optim.lr_scheduler.LambdaLR(
                         opt, lambda step: min(1.0, (step + 1) / 4)))
     settings.update(kw)
-    return d2l.train_seq2seq_ddp(net, _copy_data(vocab), vocab, **settings)
+    return d2l.train_seq2seq_ddp(net, _copy_data(vocab), vocab, d2l.TrainConfig(**recipe),
+                                 **settings)
 
 
 @pytest.fixture(autouse=True)
@@ -139,7 +144,6 @@ def test_max_seconds_stops_at_an_epoch_boundary_and_checkpoints(tmp_path, tiny_v
     (dict(num_epochs=0), "num_epochs"),
     (dict(grad_clip=-1.0), "grad_clip"),
     (dict(label_smoothing=1.0), "label_smoothing"),
-    (dict(amp="yes"), "amp"),
     (dict(amp=True), "amp"),  # bf16 autocast needs CUDA
     (dict(checkpoint_every=0), "checkpoint_every"),
     (dict(seed=-1), "seed"),
@@ -154,6 +158,7 @@ def test_train_seq2seq_ddp_rejects_bad_arguments(kw, match, tiny_vocab):
     (dict(lr="0.1"), "lr must be a number"),
     (dict(num_epochs=2.0), "num_epochs must be a positive int"),
     (dict(seed=True), "seed must be a non-negative int"),
+    (dict(amp="yes"), "amp must be a bool"),
 ])
 def test_train_seq2seq_ddp_rejects_arguments_of_the_wrong_type(kw, match, tiny_vocab):
     with pytest.raises(TypeError, match=match):
@@ -183,11 +188,11 @@ def test_checkpointer_saves_whole_files_and_resumes_only_its_own_run(tmp_path):
 def test_train_seq2seq_ddp_rejects_bad_data_and_mismatched_checkpoint(tmp_path, tiny_vocab):
     X, lx, Y, ly = _copy_data(tiny_vocab)
     with pytest.raises(TypeError, match="data"):
-        d2l.train_seq2seq_ddp(_net(), (X, lx, Y), tiny_vocab, global_batch_size=8, lr=1e-3,
-                              num_epochs=1, device="cpu")
+        d2l.train_seq2seq_ddp(_net(), (X, lx, Y), tiny_vocab, d2l.TrainConfig(num_epochs=1),
+                              global_batch_size=8, device="cpu")
     with pytest.raises(ValueError, match="first dimension"):
-        d2l.train_seq2seq_ddp(_net(), (X, lx, Y[:10], ly), tiny_vocab, global_batch_size=8,
-                              lr=1e-3, num_epochs=1, device="cpu")
+        d2l.train_seq2seq_ddp(_net(), (X, lx, Y[:10], ly), tiny_vocab,
+                              d2l.TrainConfig(num_epochs=1), global_batch_size=8, device="cpu")
     _train(tiny_vocab, _net(), num_epochs=1, checkpoint_path=tmp_path / "c.pt")
     with pytest.raises(ValueError, match="global_batch_size must match the checkpoint"):
         _train(tiny_vocab, _net(), global_batch_size=16, checkpoint_path=tmp_path / "c.pt")
@@ -249,8 +254,9 @@ def test_translate_after_ddp_training_equals_predict_seq2seq():
     torch.manual_seed(1)
     net = d2l.make_transformer(len(src_vocab), len(src_vocab), 16, 32, 2, 2, 0.0)
     X, X_len = d2l.build_array_nmt([s.split() for s in sentences], src_vocab, 6)
-    d2l.train_seq2seq_ddp(net, (X, X_len, X, X_len), src_vocab, global_batch_size=5,
-                          lr=0.02, num_epochs=40, device="cpu", log=None)  # learns to copy
+    d2l.train_seq2seq_ddp(net, (X, X_len, X, X_len), src_vocab,
+                          d2l.TrainConfig(lr=0.02, num_epochs=40), global_batch_size=5,
+                          device="cpu", log=None)  # learns to copy
     batched = d2l.translate(net, [s.split() for s in sentences], src_vocab, src_vocab, 6,
                             torch.device("cpu"), batch_size=3)
     single = [d2l.predict_seq2seq(net, s, src_vocab, src_vocab, 6, "cpu")[0]

@@ -299,3 +299,133 @@ def test_average_checkpoints_of_a_model_loads_back():
 def test_average_checkpoints_rejects_bad_input(bad, error, word):
     with pytest.raises(error, match=re.escape(word)):
         d2l.average_checkpoints(bad)
+
+
+# ---------------------------------------------------------------------------------------------
+# TrainConfig and Trainer: the library's one training loop
+# ---------------------------------------------------------------------------------------------
+
+def _copy_loader(vocab, batch_size=16):
+    X, valid = _copy_task(vocab)
+    return torch.utils.data.DataLoader(torch.utils.data.TensorDataset(X, valid, X, valid),
+                                       batch_size=batch_size, shuffle=False)
+
+
+def _small_net(vocab, dropout=0.0):
+    d2l.set_seed(0)
+    return d2l.make_transformer(len(vocab), len(vocab), 16, 32, 2, 1, dropout)
+
+
+def test_train_seq2seq_is_a_trainer_with_a_default_recipe(tiny_vocab):
+    _, via_function = _train_copy(tiny_vocab, num_epochs=3)
+    d2l.set_seed(0)  # as _train_copy: the seed, then the model, then training
+    net = d2l.make_transformer(len(tiny_vocab), len(tiny_vocab), 32, 64, 4, 2, 0.0)
+    config = d2l.TrainConfig(num_epochs=3, lr=0.01)
+    result = d2l.Trainer(net, tiny_vocab, config, "cpu").fit(_copy_loader(tiny_vocab))
+    assert result.losses == via_function.losses
+    assert result.steps == 3 * 4 and result.averaged is None and result.num_snapshots == 0
+
+
+def test_the_recipe_builds_the_papers_optimizer_schedule_and_loss(tiny_vocab):
+    config = d2l.TrainConfig(num_epochs=2, lr=0.7, betas=(0.9, 0.98), eps=1e-9,
+                             warmup_steps=3, d_model=16, label_smoothing=0.1,
+                             smoothing_skips_pad=True)
+    trainer = d2l.Trainer(_small_net(tiny_vocab), tiny_vocab, config, "cpu")
+    group = trainer.optimizer.param_groups[0]
+    assert (group["betas"], group["eps"]) == ((0.9, 0.98), 1e-9)
+    assert trainer.loss.eps == 0.1 and trainer.loss.pad_index == tiny_vocab["<pad>"]
+    trainer.fit(_copy_loader(tiny_vocab))
+    schedule = d2l.transformer_lr_lambda(16, 3)
+    assert group["lr"] == pytest.approx(0.7 * schedule(8))  # after 2 epochs of 4 steps
+
+
+def test_snapshots_are_the_last_steps_at_even_gaps_and_are_averaged(tiny_vocab):
+    seen = []
+    config = d2l.TrainConfig(num_epochs=5, lr=0.01, num_snapshots=3, snapshot_every=0.1)
+    trainer = d2l.Trainer(_small_net(tiny_vocab), tiny_vocab, config, "cpu")
+    step = trainer.step
+
+    def spy(batch):  # the weights after each of the 20 steps
+        out = step(batch)
+        seen.append({k: v.clone() for k, v in trainer.net.state_dict().items()})
+        return out
+
+    trainer.step = spy
+    result = trainer.fit(_copy_loader(tiny_vocab))
+    assert result.steps == 20 and result.num_snapshots == 3
+    # gap = 10 % of 20 steps = 2: after steps 16, 18 and 20 (the last)
+    expected = d2l.average_checkpoints([seen[15], seen[17], seen[19]])
+    for name, value in expected.items():
+        torch.testing.assert_close(result.averaged[name], value, rtol=0, atol=0)
+
+
+def test_fit_tells_the_sampler_each_epoch_so_looking_at_it_changes_nothing(tiny_vocab):
+    X, valid = _copy_task(tiny_vocab)
+    losses = []
+    for look_first in (False, True):
+        sampler = d2l.BucketSampler(valid, valid, max_tokens=48, seed=0)
+        if look_first:
+            assert sum(len(b) for b in sampler) == len(X)  # counting the batches
+        loader = torch.utils.data.DataLoader(
+            torch.utils.data.TensorDataset(X, valid, X, valid), batch_sampler=sampler)
+        trainer = d2l.Trainer(_small_net(tiny_vocab), tiny_vocab,
+                              d2l.TrainConfig(num_epochs=3, lr=0.01), "cpu")
+        losses.append(trainer.fit(loader).losses)
+        assert sampler.epoch == 2  # the last epoch's order was drawn
+    assert losses[0] == losses[1]
+
+
+def test_estimate_loss_is_the_mean_token_loss_without_dropout_and_an_evaluate_hook(tiny_vocab):
+    loader = _copy_loader(tiny_vocab)
+    trainer = d2l.Trainer(_small_net(tiny_vocab, dropout=0.3), tiny_vocab,
+                          d2l.TrainConfig(num_epochs=2, lr=0.01), "cpu")
+    result = trainer.fit(loader, evaluate=lambda t: t.estimate_loss(loader))
+    assert len(result.evaluations) == 2 and trainer.net.training  # back in training mode
+    trainer.net.eval()
+    with torch.no_grad():
+        sums = [d2l.teacher_forcing_loss(trainer.net, b, trainer.loss, trainer.bos, "cpu")
+                for b in loader]
+    expected = sum(float(s) for s, _ in sums) / sum(int(n) for _, n in sums)
+    assert trainer.estimate_loss(loader) == pytest.approx(expected)
+    assert result.evaluations[-1] == pytest.approx(expected)
+
+
+def test_fit_logs_every_epoch_and_calls_on_epoch(tiny_vocab):
+    lines, calls = [], []
+    d2l.Trainer(_small_net(tiny_vocab), tiny_vocab, d2l.TrainConfig(num_epochs=2, lr=0.01),
+                "cpu").fit(_copy_loader(tiny_vocab), log=lines.append,
+                           on_epoch=lambda e, r: calls.append((e, len(r.losses))))
+    assert calls == [(0, 1), (1, 2)]
+    assert [line.split(":")[0] for line in lines[:2]] == ["epoch 1/2", "epoch 2/2"]
+    assert "tokens/sec on 1 x cpu" in lines[2]
+
+
+@pytest.mark.parametrize("kw, error, word", [
+    (dict(num_epochs=0), ValueError, "num_epochs"),
+    (dict(lr=0), ValueError, "lr"),
+    (dict(betas=(0.9,)), TypeError, "betas"),
+    (dict(betas=(0.9, 1.0)), ValueError, "betas"),
+    (dict(eps=-1.0), ValueError, "eps"),
+    (dict(warmup_steps=10), ValueError, "d_model"),
+    (dict(warmup_steps=0, d_model=8), ValueError, "warmup_steps"),
+    (dict(label_smoothing=1.0), ValueError, "label_smoothing"),
+    (dict(grad_clip=0.0), ValueError, "grad_clip"),
+    (dict(num_snapshots=-1), ValueError, "num_snapshots"),
+    (dict(snapshot_every=0.0), ValueError, "snapshot_every"),
+    (dict(init=1), TypeError, "init"),
+    (dict(seed=-1), ValueError, "seed"),
+])
+def test_train_config_names_the_bad_field(kw, error, word):
+    with pytest.raises(error, match=word):
+        d2l.TrainConfig(**kw)
+
+
+def test_trainer_rejects_what_it_cannot_do(tiny_vocab):
+    net = _small_net(tiny_vocab)
+    with pytest.raises(TypeError, match="config must be a TrainConfig"):
+        d2l.Trainer(net, tiny_vocab, {"lr": 0.1}, "cpu")
+    with pytest.raises(ValueError, match="scheduler"):
+        d2l.Trainer(net, tiny_vocab, d2l.TrainConfig(warmup_steps=4, d_model=16), "cpu",
+                    scheduler=lambda opt: torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1))
+    with pytest.raises(ValueError, match="amp .* needs a CUDA device"):
+        d2l.Trainer(net, tiny_vocab, d2l.TrainConfig(amp=True), "cpu")
