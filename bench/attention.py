@@ -1,7 +1,8 @@
 """MultiHeadAttention forward (self-attention, no mask, batch 1, d 256, 8 heads, eval,
 inference mode) for lengths 128 to 4096 (1024 with --quick): the explicit path
-(keep_weights=True: bmm scores, masked_softmax, bmm; the weights are kept) against the fused
-path (keep_weights=False: F.scaled_dot_product_attention on 4-D (B, h, L, d_h) tensors), and
+(store_attention_weights=True: bmm scores, masked_softmax, bmm; the weights are stored) against
+the fused path (store_attention_weights=False, the default: F.scaled_dot_product_attention on
+4-D (B, h, L, d_h) tensors), and
 fused_3d, a design record: the same weights and result with SDPA on 3-D (B*h, L, d_h) tensors,
 the way d2lmini called it before it kept the heads as an axis of their own (PyTorch runs
 only its reference math kernel for 3-D inputs). Phase 1 times the three paths interleaved
@@ -50,7 +51,7 @@ def calls(mha, L: int, device) -> dict:
 
     def path(keep: bool):
         def call():
-            mha.keep_weights = keep
+            mha.store_attention_weights = keep
             return mha(X, X, X)
         return call
     return {"explicit": path(True), "fused": path(False), "fused_3d": lambda: fused_3d(mha, X)}
@@ -101,7 +102,7 @@ def run(args, device) -> dict:
                 result["lengths"][str(L)]["peak_bytes"][p] = memory.peak_bytes(call, device)
                 mha.attention_weights = mha.attention.attention_weights = None
                 gc.collect()
-    mha.keep_weights = True
+    mha.store_attention_weights = True
     result["ratios"] = {f"{name}_time_L{L}": v[f"ratio_{name}_time"]
                         for name in ("explicit_over_fused", "fused_3d_over_fused")
                         for L, v in result["lengths"].items()}

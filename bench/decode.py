@@ -102,7 +102,7 @@ def run(args, device) -> dict:
             model, options = ways[name]
             return d2lmini.greedy_search(model, X, valid, bos=BOS, eos=None, max_len=n,
                                          **options).tokens
-        with d2lmini.keep_attention_weights(ways["kv_cache"][0], False):
+        with d2lmini.store_attention_weights(ways["kv_cache"][0], False):
             tokens = {name: decode(name, 12) for name in ways if name != "d2l_reference"}
             same = all(torch.equal(tokens["kv_cache"], t) for t in tokens.values())
             print(f"[decode] batch {B}: the d2lmini ways agree on 12 tokens: {same}", flush=True)

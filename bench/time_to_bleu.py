@@ -80,7 +80,7 @@ class Trainer:
                 warmup_steps=cfg["warmup_steps"], d_model=cfg["model"]["num_hiddens"],
                 label_smoothing=cfg["label_smoothing"], smoothing_skips_pad=True)
             self.trainer = d2lmini.Trainer(self.net, data["tgt_vocab"], recipe, device)
-            d2lmini.keep_attention_weights(self.net, False)  # the fused kernel, as training does
+            d2lmini.store_attention_weights(self.net, False)  # the fused kernel, as training does
             X, X_len, Y, Y_len = data["arrays"]
             self.sampler = d2lmini.BucketSampler(X_len, Y_len, cfg["max_tokens"], cfg["seed"])
             self.loader = torch.utils.data.DataLoader(

@@ -22,7 +22,7 @@ __all__ = [
     "transpose_qkv",
     "transpose_output",
     "MultiHeadAttention",
-    "keep_attention_weights",
+    "store_attention_weights",
 ]
 
 
@@ -159,10 +159,11 @@ class MultiHeadAttention(nn.Module):
         num_heads: number of heads; must divide ``num_hiddens``.
         dropout: dropout probability on the attention weights.
         bias: whether the projections ``W_q, W_k, W_v, W_o`` have biases.
-        keep_weights: ``True`` computes the weights explicitly (with
-            :class:`DotProductAttention`) and keeps them in ``self.attention_weights`` with
-            shape ``(B, num_heads, Q, K)`` (for plotting); ``False`` calls the fused
-            ``F.scaled_dot_product_attention`` and keeps nothing.
+        store_attention_weights: ``False`` (the default) calls the fused
+            ``F.scaled_dot_product_attention`` and stores nothing; ``True`` computes the
+            weights explicitly (with :class:`DotProductAttention`) and stores them in
+            ``self.attention_weights`` with shape ``(B, num_heads, Q, K)``, for plots
+            (:class:`store_attention_weights` switches a whole model).
         query_size, key_size, value_size: input feature sizes (default ``num_hiddens``).
 
     ``forward`` projects and attends. A decoder calls the steps itself: ``project_qkv``
@@ -173,7 +174,7 @@ class MultiHeadAttention(nn.Module):
     """
 
     def __init__(self, num_hiddens: int, num_heads: int, dropout: float, bias: bool = False,
-                 *, keep_weights: bool = True, query_size: int | None = None,
+                 *, store_attention_weights: bool = False, query_size: int | None = None,
                  key_size: int | None = None, value_size: int | None = None,
                  **kwargs) -> None:
         super().__init__(**kwargs)
@@ -181,7 +182,7 @@ class MultiHeadAttention(nn.Module):
             raise ValueError(f"num_heads must be a positive divisor of num_hiddens = "
                              f"{num_hiddens}; got {num_heads}")
         self.num_heads = num_heads
-        self.keep_weights = keep_weights
+        self.store_attention_weights = store_attention_weights
         self.attention = DotProductAttention(dropout)
         self.W_q = nn.Linear(query_size or num_hiddens, num_hiddens, bias=bias)
         self.W_k = nn.Linear(key_size or num_hiddens, num_hiddens, bias=bias)
@@ -237,7 +238,7 @@ class MultiHeadAttention(nn.Module):
         no valid_lens) lets query ``i`` see keys ``0 .. i`` only.
         """
         B, h, Q, K = *q.shape[:3], k.shape[2]
-        if self.keep_weights:  # the explicit path: (B * h, T, d_h) batches, weights kept
+        if self.store_attention_weights:  # the explicit path: (B * h, T, d_h), weights stored
             if is_causal:  # query i sees keys 0 .. i: valid lengths 1, 2, ..., Q
                 valid_lens = torch.arange(1, Q + 1, device=q.device).expand(B, Q)
             if valid_lens is not None:  # one copy of the lengths per head: (B*h,) or (B*h, Q)
@@ -245,7 +246,7 @@ class MultiHeadAttention(nn.Module):
             output = self.attention(q.flatten(0, 1), k.flatten(0, 1), v.flatten(0, 1),
                                     valid_lens).unflatten(0, (B, h))
             self.attention_weights = self.attention.attention_weights.reshape(B, h, Q, K)
-        else:  # the fused kernel; nothing kept
+        else:  # the fused kernel; nothing stored
             mask = None
             if valid_lens is not None:  # one mask for all heads: (B, 1, 1, K) or (B, 1, Q, K)
                 lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens
@@ -260,28 +261,30 @@ class MultiHeadAttention(nn.Module):
         return self.W_o(output.transpose(1, 2).flatten(2))
 
 
-class keep_attention_weights:
-    """Switch every :class:`MultiHeadAttention` inside ``module`` to keep (``flag=True``) or
-    drop (``flag=False``) its attention weights.
+class store_attention_weights:
+    """Switch every :class:`MultiHeadAttention` inside ``module`` to store (``flag=True``)
+    or not store (``flag=False``: the fused kernel) its attention weights.
 
     Works as a plain call (the change stays) and as a context manager (the previous
     settings come back on exit)::
 
-        with d2l.keep_attention_weights(net):
-            net(X, valid_lens)  # weights are kept for plotting
+        with d2l.store_attention_weights(net):
+            net(X, valid_lens)  # the weights are stored, for plotting
     """
 
     def __init__(self, module: nn.Module, flag: bool = True) -> None:
         if not isinstance(module, nn.Module):
             raise TypeError(f"module must be a torch.nn.Module; got {type(module).__name__}")
-        self._saved = [(m, m.keep_weights) for m in module.modules()
+        if not isinstance(flag, bool):
+            raise TypeError(f"flag must be a bool; got {flag!r}")
+        self._saved = [(m, m.store_attention_weights) for m in module.modules()
                        if isinstance(m, MultiHeadAttention)]
         for m, _ in self._saved:
-            m.keep_weights = flag
+            m.store_attention_weights = flag
 
-    def __enter__(self) -> "keep_attention_weights":
+    def __enter__(self) -> "store_attention_weights":
         return self
 
     def __exit__(self, *exc) -> None:
         for m, old in self._saved:
-            m.keep_weights = old
+            m.store_attention_weights = old

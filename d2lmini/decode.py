@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator, NamedTuple, Sequence
 import torch
 from torch import nn
 
-from .attention import keep_attention_weights
+from .attention import store_attention_weights
 from .data import build_array_nmt, preprocess_nmt
 from .utils import check_number, check_positive_int
 
@@ -306,7 +306,7 @@ def predict_seq2seq(net: nn.Module, src_sentence: str, src_vocab: Any, tgt_vocab
     def record(_):  # one entry per generated token: per layer (self_w, cross_w)
         weights.append(list(net.decoder.attention_weights))
 
-    with keep_attention_weights(net, save_attention_weights):
+    with store_attention_weights(net, save_attention_weights):
         if beam_size == 1:
             out = greedy_search(net, X, X_valid_len, bos=bos, eos=eos, max_len=num_steps,
                                 on_step=record if save_attention_weights else None)
@@ -338,7 +338,7 @@ def translate(net: nn.Module, sources: Sequence[Sequence[str]], src_vocab: Any,
     autocast = (torch.autocast(device_type="cuda", dtype=torch.bfloat16) if amp
                 else contextlib.nullcontext())
     out: list[list[str] | None] = [None] * len(sources)
-    with keep_attention_weights(net, False), autocast:
+    with store_attention_weights(net, False), autocast:
         for i in range(0, len(order), batch_size):
             rows = order[i:i + batch_size]
             x, x_len = X[rows].to(device), X_valid_len[rows].to(device)

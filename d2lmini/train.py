@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from .attention import keep_attention_weights, lengths_to_mask
+from .attention import store_attention_weights, lengths_to_mask
 from .utils import (Timer, check_int, check_non_negative_int, check_number, check_positive_int,
                     in_notebook)
 
@@ -363,7 +363,7 @@ class Trainer:
         stats = torch.zeros(2, dtype=torch.float64 if self.device.type != "mps"
                             else torch.float32, device=self.device)
         self.model.train()
-        with keep_attention_weights(self.net, False):  # the fused attention kernel
+        with store_attention_weights(self.net, False):  # the fused attention kernel
             for batch in data_iter:
                 loss_sum, num_tokens = self.step(batch)
                 stats += torch.stack([loss_sum.to(stats.dtype), num_tokens.to(stats.dtype)])
@@ -442,7 +442,7 @@ class Trainer:
         training (nanoGPT's ``estimate_loss``): an ``evaluate`` hook for :meth:`fit`."""
         self.net.eval()
         stats = torch.zeros(2, dtype=torch.float64)
-        with keep_attention_weights(self.net, False):
+        with store_attention_weights(self.net, False):
             for batch in data_iter:
                 loss_sum, num_tokens = teacher_forcing_loss(
                     self.net, batch, self.loss, self.bos, self.device, self.config.amp)
@@ -513,7 +513,7 @@ def train_seq2seq(net: nn.Module, data_iter: Iterable, lr: float, num_epochs: in
 
     A live loss curve is drawn in notebooks (``animate``, default: in a notebook) and a
     progress bar in terminals (``progress``, default: when stderr is a terminal).
-    Multi-head attention uses the fused kernel while training (no weights are kept).
+    Multi-head attention uses the fused kernel while training (no weights are stored).
     """
     config = TrainConfig(num_epochs=num_epochs, lr=lr, label_smoothing=label_smoothing,
                          smoothing_skips_pad=smoothing_skips_pad, grad_clip=grad_clip, init=init)

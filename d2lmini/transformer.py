@@ -34,6 +34,76 @@ __all__ = [
 ]
 
 
+@dataclass
+class TransformerConfig:
+    """The hyperparameters of an encoder-decoder Transformer, shared by its parts: every block,
+    the encoder and the decoder take one (nanoGPT's ``Block(config)``), and ``build()`` makes
+    the whole model.
+
+    ``num_hiddens`` is the paper's d_model, ``ffn_num_hiddens`` its d_ff, ``num_heads`` its h,
+    ``num_layers`` its N and ``dropout`` its P_drop; ``bias`` gives the attention projections
+    biases; ``norm_first=True`` is pre-LN. The vocabulary sizes are needed by the encoder
+    (``src_vocab_size``), the decoder (``tgt_vocab_size``) and ``build()``, not by a block.
+    ``share_embeddings=True`` uses one embedding matrix for source and target (the paper's
+    shared vocabulary; needs equal sizes); ``tie_output=True`` makes the decoder's output
+    projection reuse the target embedding matrix; ``max_len`` bounds the positions of the
+    positional encoding.
+
+    Taught in :ref:`sec-transformer-blocks-encoder`.
+    """
+
+    src_vocab_size: int | None = None
+    tgt_vocab_size: int | None = None
+    num_hiddens: int = 512
+    ffn_num_hiddens: int = 2048
+    num_heads: int = 8
+    num_layers: int = 6
+    dropout: float = 0.1
+    bias: bool = False
+    norm_first: bool = False
+    share_embeddings: bool = False
+    tie_output: bool = False
+    max_len: int = 1000
+
+    def __post_init__(self) -> None:
+        for name in ("src_vocab_size", "tgt_vocab_size"):
+            if getattr(self, name) is not None:
+                check_positive_int(getattr(self, name), name)
+        for name in ("num_hiddens", "ffn_num_hiddens", "num_heads", "max_len"):
+            check_positive_int(getattr(self, name), name)
+        check_non_negative_int(self.num_layers, "num_layers")
+        if self.num_hiddens % self.num_heads:
+            raise ValueError(f"num_heads must divide num_hiddens = {self.num_hiddens}; "
+                             f"got {self.num_heads}")
+        check_number(self.dropout, "dropout", minimum=0, below=1)
+        for name in ("bias", "norm_first", "share_embeddings", "tie_output"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool; got {getattr(self, name)!r}")
+        if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
+            raise ValueError("share_embeddings needs one shared vocabulary: src_vocab_size must "
+                             f"equal tgt_vocab_size; got {self.src_vocab_size} and "
+                             f"{self.tgt_vocab_size}")
+
+    def vocab_size(self, side: str) -> int:
+        """``src_vocab_size`` (``side='src'``) or ``tgt_vocab_size`` (``'tgt'``), which must
+        be set."""
+        size = getattr(self, f"{side}_vocab_size")
+        if size is None:
+            raise ValueError(f"{side}_vocab_size must be set to build the "
+                             f"{'encoder' if side == 'src' else 'decoder'}; got None")
+        return size
+
+    def build(self) -> EncoderDecoder:
+        """A freshly initialised :class:`EncoderDecoder` with these settings; the config is
+        kept as its ``config`` attribute."""
+        encoder = TransformerEncoder(self)
+        decoder = TransformerDecoder(
+            self, embedding=encoder.embedding if self.share_embeddings else None)
+        net = EncoderDecoder(encoder, decoder)
+        net.config = self
+        return net
+
+
 class PositionalEncoding(nn.Module):
     """Sinusoidal positional encoding of the paper, added to the input then dropout.
 
@@ -134,13 +204,13 @@ class EncoderBlock(nn.Module):
     Taught in :ref:`sec-transformer-blocks-encoder`.
     """
 
-    def __init__(self, num_hiddens: int, ffn_num_hiddens: int, num_heads: int,
-                 dropout: float, use_bias: bool = False, norm_first: bool = False) -> None:
+    def __init__(self, config: TransformerConfig) -> None:
         super().__init__()
-        self.attention = MultiHeadAttention(num_hiddens, num_heads, dropout, use_bias)
-        self.residual1 = SublayerConnection(num_hiddens, dropout, norm_first)
-        self.ffn = PositionWiseFFN(ffn_num_hiddens, num_hiddens)
-        self.residual2 = SublayerConnection(num_hiddens, dropout, norm_first)
+        c = config
+        self.attention = MultiHeadAttention(c.num_hiddens, c.num_heads, c.dropout, c.bias)
+        self.residual1 = SublayerConnection(c.num_hiddens, c.dropout, c.norm_first)
+        self.ffn = PositionWiseFFN(c.ffn_num_hiddens, c.num_hiddens)
+        self.residual2 = SublayerConnection(c.num_hiddens, c.dropout, c.norm_first)
 
     def forward(self, X: torch.Tensor, valid_lens: torch.Tensor | None) -> torch.Tensor:
         X = self.residual1(X, lambda Z: self.attention(Z, Z, Z, valid_lens))
@@ -153,27 +223,25 @@ class TransformerEncoder(nn.Module):
 
     forward: X ``(B, S)`` token ids, valid_lens ``(B,)`` (or one length per query,
     ``(B, S)``) or None -> ``(B, S, d)``.
-    ``self.attention_weights``: per layer ``(B, h, S, S)`` (None when not kept).
+    ``self.attention_weights``: per layer ``(B, h, S, S)`` (None unless stored:
+    :class:`d2lmini.store_attention_weights`).
 
     Taught in :ref:`sec-transformer-blocks-encoder`.
     """
 
-    def __init__(self, vocab_size: int, num_hiddens: int, ffn_num_hiddens: int,
-                 num_heads: int, num_layers: int, dropout: float, use_bias: bool = False,
-                 *, norm_first: bool = False, max_len: int = 1000,
+    def __init__(self, config: TransformerConfig, *,
                  embedding: nn.Embedding | None = None) -> None:
         super().__init__()
-        self.num_hiddens = num_hiddens
+        c = config
+        self.num_hiddens = c.num_hiddens
         if embedding is None:
-            embedding = nn.Embedding(vocab_size, num_hiddens)
+            embedding = nn.Embedding(c.vocab_size("src"), c.num_hiddens)
             # entries of size about 1/sqrt(d), as for the paper's shared embedding
-            nn.init.normal_(embedding.weight, std=num_hiddens ** -0.5)
+            nn.init.normal_(embedding.weight, std=c.num_hiddens ** -0.5)
         self.embedding = embedding
-        self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)
-        self.blks = nn.ModuleList([
-            EncoderBlock(num_hiddens, ffn_num_hiddens, num_heads, dropout, use_bias, norm_first)
-            for _ in range(num_layers)])
-        self.final_norm = nn.LayerNorm(num_hiddens) if norm_first else nn.Identity()
+        self.pos_encoding = PositionalEncoding(c.num_hiddens, c.dropout, c.max_len)
+        self.blks = nn.ModuleList([EncoderBlock(c) for _ in range(c.num_layers)])
+        self.final_norm = nn.LayerNorm(c.num_hiddens) if c.norm_first else nn.Identity()
 
     @property
     def attention_weights(self) -> list[torch.Tensor | None]:
@@ -284,17 +352,15 @@ class DecoderBlock(nn.Module):
     Taught in :ref:`sec-transformer-blocks-decoder`.
     """
 
-    def __init__(self, num_hiddens: int, ffn_num_hiddens: int, num_heads: int,
-                 dropout: float, layer_idx: int, use_bias: bool = False,
-                 norm_first: bool = False) -> None:
+    def __init__(self, config: TransformerConfig, layer_idx: int) -> None:
         super().__init__()
-        self.layer_idx = layer_idx
-        self.attention1 = MultiHeadAttention(num_hiddens, num_heads, dropout, use_bias)
-        self.residual1 = SublayerConnection(num_hiddens, dropout, norm_first)
-        self.attention2 = MultiHeadAttention(num_hiddens, num_heads, dropout, use_bias)
-        self.residual2 = SublayerConnection(num_hiddens, dropout, norm_first)
-        self.ffn = PositionWiseFFN(ffn_num_hiddens, num_hiddens)
-        self.residual3 = SublayerConnection(num_hiddens, dropout, norm_first)
+        c, self.layer_idx = config, layer_idx
+        self.attention1 = MultiHeadAttention(c.num_hiddens, c.num_heads, c.dropout, c.bias)
+        self.residual1 = SublayerConnection(c.num_hiddens, c.dropout, c.norm_first)
+        self.attention2 = MultiHeadAttention(c.num_hiddens, c.num_heads, c.dropout, c.bias)
+        self.residual2 = SublayerConnection(c.num_hiddens, c.dropout, c.norm_first)
+        self.ffn = PositionWiseFFN(c.ffn_num_hiddens, c.num_hiddens)
+        self.residual3 = SublayerConnection(c.num_hiddens, c.dropout, c.norm_first)
 
     def self_attention(self, X: torch.Tensor, state: DecoderState) -> torch.Tensor:
         """Masked self-attention of the new positions X ``(B, T, d)`` over every position
@@ -333,31 +399,27 @@ class TransformerDecoder(nn.Module):
     (prediction) give the same logits in eval mode.
 
     ``self.attention_weights``: per layer a pair ``(self_w (B, h, T, t), cross_w (B, h, T,
-    S))`` from the last call, where ``t`` counts every position seen; None when not kept.
+    S))`` from the last call, where ``t`` counts every position seen; None when not stored.
     ``tie_output=True`` makes the output projection share the embedding's weight matrix.
 
     Taught in :ref:`sec-transformer-blocks-decoder`.
     """
 
-    def __init__(self, vocab_size: int, num_hiddens: int, ffn_num_hiddens: int,
-                 num_heads: int, num_layers: int, dropout: float, use_bias: bool = False,
-                 *, norm_first: bool = False, max_len: int = 1000,
-                 embedding: nn.Embedding | None = None, tie_output: bool = False) -> None:
+    def __init__(self, config: TransformerConfig, *,
+                 embedding: nn.Embedding | None = None) -> None:
         super().__init__()
-        self.num_hiddens = num_hiddens
-        self.num_layers = num_layers
+        c, vocab_size = config, config.vocab_size("tgt")
+        self.num_hiddens, self.num_layers = c.num_hiddens, c.num_layers
         if embedding is None:
-            embedding = nn.Embedding(vocab_size, num_hiddens)
+            embedding = nn.Embedding(vocab_size, c.num_hiddens)
             # entries of size about 1/sqrt(d), as for the paper's shared embedding
-            nn.init.normal_(embedding.weight, std=num_hiddens ** -0.5)
+            nn.init.normal_(embedding.weight, std=c.num_hiddens ** -0.5)
         self.embedding = embedding
-        self.pos_encoding = PositionalEncoding(num_hiddens, dropout, max_len)
-        self.blks = nn.ModuleList([
-            DecoderBlock(num_hiddens, ffn_num_hiddens, num_heads, dropout, layer_idx,
-                         use_bias, norm_first) for layer_idx in range(num_layers)])
-        self.final_norm = nn.LayerNorm(num_hiddens) if norm_first else nn.Identity()
-        self.dense = nn.Linear(num_hiddens, vocab_size)
-        if tie_output:
+        self.pos_encoding = PositionalEncoding(c.num_hiddens, c.dropout, c.max_len)
+        self.blks = nn.ModuleList([DecoderBlock(c, i) for i in range(c.num_layers)])
+        self.final_norm = nn.LayerNorm(c.num_hiddens) if c.norm_first else nn.Identity()
+        self.dense = nn.Linear(c.num_hiddens, vocab_size)
+        if c.tie_output:
             self.dense.weight = self.embedding.weight
 
     @property
@@ -417,67 +479,13 @@ class EncoderDecoder(nn.Module):
         return self.decoder(dec_X, dec_state)
 
 
-@dataclass
-class TransformerConfig:
-    """The hyperparameters of an encoder-decoder Transformer; ``build()`` makes the model.
-
-    ``share_embeddings=True`` uses one embedding matrix for source and target (the paper's
-    shared vocabulary; needs ``src_vocab_size == tgt_vocab_size``); ``tie_output=True`` makes
-    the decoder's output projection reuse the target embedding matrix; ``norm_first=True``
-    is pre-LN; ``max_len`` bounds the positions of the positional encoding.
-    """
-
-    src_vocab_size: int
-    tgt_vocab_size: int
-    num_hiddens: int = 512
-    ffn_num_hiddens: int = 2048
-    num_heads: int = 8
-    num_layers: int = 6
-    dropout: float = 0.1
-    use_bias: bool = False
-    norm_first: bool = False
-    share_embeddings: bool = False
-    tie_output: bool = False
-    max_len: int = 1000
-
-    def __post_init__(self) -> None:
-        for name in ("src_vocab_size", "tgt_vocab_size", "num_hiddens", "ffn_num_hiddens",
-                     "num_heads", "max_len"):
-            check_positive_int(getattr(self, name), name)
-        check_non_negative_int(self.num_layers, "num_layers")
-        if self.num_hiddens % self.num_heads:
-            raise ValueError(f"num_heads must divide num_hiddens = {self.num_hiddens}; "
-                             f"got {self.num_heads}")
-        check_number(self.dropout, "dropout", minimum=0, below=1)
-        if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
-            raise ValueError("share_embeddings needs one shared vocabulary: src_vocab_size must "
-                             f"equal tgt_vocab_size; got {self.src_vocab_size} and "
-                             f"{self.tgt_vocab_size}")
-
-    def build(self) -> EncoderDecoder:
-        """A freshly initialised :class:`EncoderDecoder` with these settings; the config is
-        kept as its ``config`` attribute."""
-        c = self
-        encoder = TransformerEncoder(c.src_vocab_size, c.num_hiddens, c.ffn_num_hiddens,
-                                     c.num_heads, c.num_layers, c.dropout, c.use_bias,
-                                     norm_first=c.norm_first, max_len=c.max_len)
-        decoder = TransformerDecoder(
-            c.tgt_vocab_size, c.num_hiddens, c.ffn_num_hiddens, c.num_heads, c.num_layers,
-            c.dropout, c.use_bias, norm_first=c.norm_first, max_len=c.max_len,
-            embedding=encoder.embedding if c.share_embeddings else None,
-            tie_output=c.tie_output)
-        net = EncoderDecoder(encoder, decoder)
-        net.config = self
-        return net
-
-
 def make_transformer(src_vocab_size: int, tgt_vocab_size: int, num_hiddens: int = 512,
                      ffn_num_hiddens: int = 2048, num_heads: int = 8, num_layers: int = 6,
                      dropout: float = 0.1, **options: Any) -> EncoderDecoder:
     """Build an encoder-decoder Transformer: ``TransformerConfig(...).build()``.
 
     The keyword ``options`` are the remaining fields of :class:`TransformerConfig`
-    (``use_bias``, ``norm_first``, ``share_embeddings``, ``tie_output``, ``max_len``).
+    (``bias``, ``norm_first``, ``share_embeddings``, ``tie_output``, ``max_len``).
     """
     return TransformerConfig(src_vocab_size, tgt_vocab_size, num_hiddens, ffn_num_hiddens,
                              num_heads, num_layers, dropout, **options).build()

@@ -98,8 +98,9 @@ def test_transpose_qkv_roundtrip_and_layout():
     torch.testing.assert_close(d2l.transpose_output(Y, 3), X)
 
 
-def test_multihead_attention_shapes_and_kept_weights():
-    mha = d2l.MultiHeadAttention(num_hiddens=16, num_heads=4, dropout=0.0)
+def test_multihead_attention_shapes_and_stored_weights():
+    mha = d2l.MultiHeadAttention(num_hiddens=16, num_heads=4, dropout=0.0,
+                                 store_attention_weights=True)
     X, Y = torch.randn(2, 4, 16), torch.randn(2, 6, 16)
     out = mha(X, Y, Y, torch.tensor([3, 2]))
     assert out.shape == (2, 4, 16)
@@ -127,12 +128,13 @@ def test_fused_and_explicit_paths_agree(valid_lens, self_attention):
     mha = d2l.MultiHeadAttention(16, 4, 0.0).eval()
     X = torch.randn(2, 4, 16)
     K = X if self_attention else torch.randn(2, 4, 16)
-    explicit = mha(X, K, K, valid_lens)
-    with d2l.keep_attention_weights(mha, False):
-        fused = mha(X, K, K, valid_lens)
-        assert mha.attention_weights is None
+    fused = mha(X, K, K, valid_lens)  # the default: the fused kernel, nothing stored
+    assert mha.attention_weights is None
+    with d2l.store_attention_weights(mha):
+        explicit = mha(X, K, K, valid_lens)
+        assert mha.attention_weights.shape == (2, 4, 4, 4)
     torch.testing.assert_close(fused, explicit, atol=1e-5, rtol=1e-5)
-    assert mha.keep_weights  # restored by the context manager
+    assert not mha.store_attention_weights  # restored by the context manager
 
 
 @pytest.mark.parametrize("valid_lens", [None, torch.tensor([6, 0, 2]),
@@ -148,26 +150,26 @@ def test_fused_path_hands_sdpa_4d_heads_and_one_mask_for_all_heads(monkeypatch, 
         return sdpa(q, k, v, attn_mask=attn_mask, **kwargs)
 
     monkeypatch.setattr(attention_module.F, "scaled_dot_product_attention", spy)
-    mha = d2l.MultiHeadAttention(16, 4, 0.0, keep_weights=False).eval()
+    mha = d2l.MultiHeadAttention(16, 4, 0.0).eval()  # fused by default
     X, KV = torch.randn(3, 3, 16), torch.randn(3, 6, 16)  # Q = 3 queries, K = 6 keys
     fused = mha(X, KV, KV, valid_lens)
     q_shape, k_shape, v_shape, mask_shape = seen[-1]
     assert (q_shape, k_shape, v_shape) == ((3, 4, 3, 4), (3, 4, 6, 4), (3, 4, 6, 4))
     expected_mask = {None: None, 1: (3, 1, 1, 6), 2: (3, 1, 3, 6)}
     assert mask_shape == expected_mask[None if valid_lens is None else valid_lens.dim()]
-    with d2l.keep_attention_weights(mha, True):
+    with d2l.store_attention_weights(mha, True):
         explicit = mha(X, KV, KV, valid_lens)
     torch.testing.assert_close(fused, explicit, atol=1e-5, rtol=1e-5)
 
 
 def test_fused_path_gradients_match():
-    mha = d2l.MultiHeadAttention(8, 2, 0.0)
+    mha = d2l.MultiHeadAttention(8, 2, 0.0, store_attention_weights=True)
     X = torch.randn(2, 3, 8)
     vl = torch.tensor([2, 3])
     mha(X, X, X, vl).sum().backward()
     g1 = mha.W_q.weight.grad.clone()
     mha.zero_grad()
-    d2l.keep_attention_weights(mha, False)
+    d2l.store_attention_weights(mha, False)
     mha(X, X, X, vl).sum().backward()
     torch.testing.assert_close(mha.W_q.weight.grad, g1, atol=1e-5, rtol=1e-4)
 
@@ -205,14 +207,14 @@ def test_fused_self_attention_projection_equals_three_projections(bias):
         torch.testing.assert_close(fused, mha.split_heads(W(X)))
 
 
-@pytest.mark.parametrize("keep_weights", [True, False])
-def test_is_causal_is_the_lower_triangular_mask(keep_weights):
-    mha = d2l.MultiHeadAttention(16, 4, 0.0, keep_weights=keep_weights).eval()
+@pytest.mark.parametrize("store", [True, False])
+def test_is_causal_is_the_lower_triangular_mask(store):
+    mha = d2l.MultiHeadAttention(16, 4, 0.0, store_attention_weights=store).eval()
     X = torch.randn(2, 5, 16)
     q, k, v = mha.project_qkv(X)
     causal = mha.attend(q, k, v, is_causal=True)
     lens = torch.arange(1, 6).expand(2, 5)  # query i sees keys 0 .. i
-    with d2l.keep_attention_weights(mha, True):
+    with d2l.store_attention_weights(mha, True):
         torch.testing.assert_close(causal, mha(X, X, X, lens), atol=1e-5, rtol=1e-5)
     tril = torch.ones(5, 5, dtype=torch.bool).tril()
     expected = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=tril)
@@ -227,13 +229,16 @@ def test_multihead_attention_checks_its_inputs():
     with pytest.raises(ValueError, match="num_heads must be a positive divisor"):
         d2l.MultiHeadAttention(8, 3, 0.0)
     with pytest.raises(TypeError, match="torch.nn.Module"):
-        d2l.keep_attention_weights("not a module")
+        d2l.store_attention_weights("not a module")
+    with pytest.raises(TypeError, match="flag must be a bool"):
+        d2l.store_attention_weights(mha, 1)
 
 
-def test_keep_attention_weights_plain_call_persists():
+def test_store_attention_weights_plain_call_persists():
     net = nn.Sequential(d2l.MultiHeadAttention(8, 2, 0.0), d2l.MultiHeadAttention(8, 2, 0.0))
-    d2l.keep_attention_weights(net, False)
-    assert not any(m.keep_weights for m in net)
+    assert not any(m.store_attention_weights for m in net)  # the default: fused
+    d2l.store_attention_weights(net)
+    assert all(m.store_attention_weights for m in net)
 
 
 def test_dropout_on_weights_is_active_only_in_training():

@@ -16,9 +16,9 @@ Where the two models differ by design, only the part meant to be the same is com
   post-LN too, which the paper's post-LN model does not have; d2lmini has one only for pre-LN
   (``final_norm``). For post-LN the reference's ``encoder.norm`` and ``decoder.norm`` are
   removed (set to None); for pre-LN they receive d2lmini's ``final_norm``.
-* Biases. d2lmini's attention projections have no bias by default (``use_bias=False``), while
+* Biases. d2lmini's attention projections have no bias by default (``bias=False``), while
   ``nn.Transformer(bias=...)`` switches the biases of the FFN and the LayerNorms as well. With
-  ``use_bias=False`` the reference keeps its biases and its attention biases are set to zero.
+  ``bias=False`` the reference keeps its biases and its attention biases are set to zero.
 * Projections. ``nn.MultiheadAttention`` packs ``W_q, W_k, W_v`` into one ``in_proj_weight``
   (rows in that order); d2lmini keeps three ``nn.Linear``. Heads are the same consecutive
   slices of ``d_h`` features in both.
@@ -33,7 +33,7 @@ import pytest
 import torch
 from torch import nn
 
-from d2lmini.attention import keep_attention_weights
+from d2lmini.attention import store_attention_weights
 from d2lmini.decode import Decoded, beam_search, greedy_search, length_penalty
 from d2lmini.transformer import EncoderDecoder, make_transformer
 
@@ -53,10 +53,10 @@ SRC_LEN = torch.tensor([6, 3, 4])
 TGT = torch.tensor([[1, 3, 4, 5, 6], [1, 7, 8, 9, 10], [1, 10, 9, 3, 3]])  # decoder inputs
 
 
-def tiny_model(norm_first: bool, use_bias: bool = True, seed: int = 0) -> EncoderDecoder:
+def tiny_model(norm_first: bool, bias: bool = True, seed: int = 0) -> EncoderDecoder:
     """A fixed-seed tiny d2lmini Transformer in float64 and eval mode (dropout 0)."""
     torch.manual_seed(seed)
-    net = make_transformer(VOCAB, VOCAB, D, FFN, HEADS, LAYERS, 0.0, use_bias=use_bias,
+    net = make_transformer(VOCAB, VOCAB, D, FFN, HEADS, LAYERS, 0.0, bias=bias,
                            norm_first=norm_first, max_len=64)
     return net.double().eval()
 
@@ -107,7 +107,7 @@ def _layer_pairs(net: EncoderDecoder, ref: nn.Transformer) -> Iterator[tuple[str
 
 def copy_weights(net: EncoderDecoder, ref: nn.Transformer) -> set[str]:
     """Copy the stacks' weights of ``net`` into ``ref``; return the reference parameters set
-    to zero for want of a d2lmini counterpart (attention biases when ``use_bias=False``).
+    to zero for want of a d2lmini counterpart (attention biases when ``bias=False``).
 
     Asserts that every reference parameter is written exactly once and that every d2lmini
     parameter is read exactly once, except the embeddings and the output projection, which
@@ -179,18 +179,18 @@ def assert_close_valid(ours: torch.Tensor, theirs: torch.Tensor, lens: torch.Ten
 
 @pytest.mark.parametrize("grad", [False, True], ids=["no_grad", "grad"])
 @pytest.mark.parametrize("keep", [True, False], ids=["explicit", "sdpa"])
-@pytest.mark.parametrize("use_bias", [True, False], ids=["bias", "nobias"])
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
 @pytest.mark.parametrize("norm_first", [False, True], ids=["postLN", "preLN"])
-def test_stacks_match_nn_transformer(norm_first: bool, use_bias: bool, keep: bool,
+def test_stacks_match_nn_transformer(norm_first: bool, bias: bool, keep: bool,
                                      grad: bool) -> None:
     """Encoder outputs (non-padded positions) and logits (every target position) agree with
     ``nn.Transformer`` given copied weights, padding and the causal mask; both attention
     paths of d2lmini (explicit weights / fused kernel) and both projection paths (autograd on
     / off) are covered."""
-    net, ref = jitter_norms(tiny_model(norm_first, use_bias)), reference_model(norm_first)
+    net, ref = jitter_norms(tiny_model(norm_first, bias)), reference_model(norm_first)
     zeroed = copy_weights(net, ref)
-    assert bool(zeroed) == (not use_bias)
-    with torch.set_grad_enabled(grad), keep_attention_weights(net, keep):
+    assert bool(zeroed) == (not bias)
+    with torch.set_grad_enabled(grad), store_attention_weights(net, keep):
         enc = net.encoder(SRC, SRC_LEN)
         logits, _ = net(SRC, TGT, SRC_LEN)
         ref_enc, ref_logits = reference_forward(net, ref, SRC, SRC_LEN, TGT)

@@ -212,8 +212,9 @@ def test_predict_seq2seq_saves_attention_weights(tiny_vocab):
     for i, step in enumerate(weights):  # step i attends over the i + 1 positions so far
         assert step[0][0].shape == (1, 4, 1, i + 1)
     assert net.encoder.attention_weights[0].shape == (1, 4, 2 + 1, 2 + 1)  # "w3 w4 <eos>"
-    # afterwards every module is back to its default setting: weights kept
-    assert all(m.keep_weights for m in net.modules() if isinstance(m, d2l.MultiHeadAttention))
+    # afterwards every module is back to its default setting: the fused kernel, nothing stored
+    assert not any(m.store_attention_weights for m in net.modules()
+               if isinstance(m, d2l.MultiHeadAttention))
 
 
 def test_transformer_lr_lambda_matches_paper():

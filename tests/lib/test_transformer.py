@@ -1,5 +1,6 @@
 """Tests of d2lmini.transformer: positional encoding, blocks, encoder, decoder and KV cache."""
 
+import dataclasses
 import math
 
 import pytest
@@ -31,7 +32,9 @@ def test_positional_encoding_offset_and_buffer():
     X = torch.zeros(2, 3, 8)
     torch.testing.assert_close(pe(X, offset=5)[0], pe.P[0, 5:8])
     assert "P" not in pe.state_dict()  # recomputed, not saved
-    enc = d2l.TransformerEncoder(10, 8, 16, 2, 1, 0.0, max_len=20)
+    enc = d2l.TransformerEncoder(d2l.TransformerConfig(
+        10, num_hiddens=8, ffn_num_hiddens=16, num_heads=2, num_layers=1, dropout=0.0,
+        max_len=20))
     with pytest.raises(ValueError, match="num_steps <= 20"):
         enc(torch.zeros(1, 21, dtype=torch.long))
 
@@ -87,22 +90,28 @@ def test_sublayer_connection_drops_the_sublayer_in_training_only(norm_first):
 
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_encoder_block_and_encoder_shapes(norm_first):
-    blk = d2l.EncoderBlock(24, 48, 8, 0.5, norm_first=norm_first)
+    config = d2l.TransformerConfig(200, num_hiddens=24, ffn_num_hiddens=48, num_heads=8,
+                                   num_layers=2, dropout=0.5, norm_first=norm_first)
+    blk = d2l.EncoderBlock(config)
     assert blk(torch.ones(2, 100, 24), torch.tensor([3, 2])).shape == (2, 100, 24)
-    enc = d2l.TransformerEncoder(200, 24, 48, 8, 2, 0.5, norm_first=norm_first)
-    out = enc(torch.ones(2, 100, dtype=torch.long), torch.tensor([3, 2]))
+    enc = d2l.TransformerEncoder(config)
+    assert enc.attention_weights == [None, None]  # the fused kernel stores nothing
+    with d2l.store_attention_weights(enc):
+        out = enc(torch.ones(2, 100, dtype=torch.long), torch.tensor([3, 2]))
     assert out.shape == (2, 100, 24)
     assert len(enc.attention_weights) == 2 and enc.attention_weights[0].shape == (2, 8, 100, 100)
 
 
 def test_post_ln_output_is_normalised_and_pre_ln_has_final_norm():
     tokens, valid = torch.randint(0, 50, (2, 6)), torch.tensor([6, 4])
-    enc = d2l.TransformerEncoder(50, 16, 32, 4, 2, 0.0).eval()
+    config = d2l.TransformerConfig(50, num_hiddens=16, ffn_num_hiddens=32, num_heads=4,
+                                   num_layers=2, dropout=0.0)
+    enc = d2l.TransformerEncoder(config).eval()
     out = enc(tokens, valid)
     torch.testing.assert_close(out.mean(-1), torch.zeros(2, 6), atol=1e-5, rtol=0)
     assert isinstance(enc.final_norm, nn.Identity)
     torch.manual_seed(0)
-    pre = d2l.TransformerEncoder(50, 16, 32, 4, 2, 0.0, norm_first=True).eval()
+    pre = d2l.TransformerEncoder(dataclasses.replace(config, norm_first=True)).eval()
     with torch.no_grad():  # a final norm whose scale and shift show in the output
         pre.final_norm.weight.uniform_(0.5, 2.0)
         pre.final_norm.bias.uniform_(-1.0, 1.0)
@@ -206,7 +215,8 @@ def test_decoder_is_causal():
 def test_decoder_attention_weights_shapes():
     net = _net()
     X, valid = torch.randint(0, 20, (2, 5)), torch.tensor([5, 4])
-    net(X, torch.randint(0, 30, (2, 6)), valid)
+    with d2l.store_attention_weights(net):
+        net(X, torch.randint(0, 30, (2, 6)), valid)
     self_w, cross_w = net.decoder.attention_weights[1]
     assert self_w.shape == (2, 4, 6, 6) and cross_w.shape == (2, 4, 6, 5)
     assert torch.all(self_w[0, 0].triu(1) == 0)  # causal
@@ -317,8 +327,9 @@ def test_num_parameters_counts_shared_once():
 
 def test_decoder_and_encoder_decoder_built_by_hand_like_d2l():
     """d2l's way: TransformerEncoder, TransformerDecoder and EncoderDecoder built separately."""
-    enc = d2l.TransformerEncoder(20, 16, 32, 4, 2, 0.0)
-    dec = d2l.TransformerDecoder(30, 16, 32, 4, 2, 0.0)
+    config = d2l.TransformerConfig(20, 30, num_hiddens=16, ffn_num_hiddens=32, num_heads=4,
+                                   num_layers=2, dropout=0.0)
+    enc, dec = d2l.TransformerEncoder(config), d2l.TransformerDecoder(config)
     assert all(isinstance(b, d2l.DecoderBlock) for b in dec.blks) and len(dec.blks) == 2
     net = d2l.EncoderDecoder(enc, dec).eval()
     X, valid = torch.randint(0, 20, (2, 5)), torch.tensor([5, 3])
@@ -327,5 +338,20 @@ def test_decoder_and_encoder_decoder_built_by_hand_like_d2l():
     assert logits.shape == (2, 4, 30)
     state2 = dec.init_state(enc(X, valid), valid)
     torch.testing.assert_close(dec(Y, state2)[0], logits)
-    blk = d2l.DecoderBlock(16, 32, 4, 0.0, 1)
-    assert blk.layer_idx == 1
+    blk = d2l.DecoderBlock(config, 1)
+    assert blk.layer_idx == 1 and blk.attention1.W_q.bias is None  # bias=False
+
+
+def test_blocks_take_the_config_and_the_vocabulary_is_needed_only_to_embed():
+    config = d2l.TransformerConfig(num_hiddens=8, ffn_num_hiddens=16, num_heads=2,
+                                   num_layers=1, dropout=0.0, bias=True)
+    blk = d2l.EncoderBlock(config)  # a block needs no vocabulary
+    assert blk.attention.W_q.bias is not None and blk.ffn.dense1.out_features == 16
+    with pytest.raises(ValueError, match="src_vocab_size must be set"):
+        d2l.TransformerEncoder(config)
+    with pytest.raises(ValueError, match="tgt_vocab_size must be set"):
+        d2l.TransformerDecoder(config)
+    with pytest.raises(TypeError, match="bias must be a bool"):
+        d2l.TransformerConfig(bias=1)
+    with pytest.raises(TypeError, match="src_vocab_size"):
+        d2l.TransformerConfig(src_vocab_size=10.0)
