@@ -130,12 +130,13 @@ def init_seq2seq_weights(net: nn.Module) -> None:
               else xavier_init_weights(m))
 
 
-def make_adam(net: nn.Module, lr: float, device: torch.device | str) -> torch.optim.Adam:
+def make_adam(net: nn.Module, lr: float, device: torch.device | str,
+              betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8) -> torch.optim.Adam:
     """Adam over the parameters of ``net``; on CPU and CUDA PyTorch's fused implementation
     (one kernel updates every parameter instead of a dozen small operations per tensor; the
     same update rule)."""
     fused = torch.device(device).type in ("cpu", "cuda")
-    return torch.optim.Adam(net.parameters(), lr=lr, fused=fused or None)
+    return torch.optim.Adam(net.parameters(), lr=lr, betas=betas, eps=eps, fused=fused or None)
 
 
 class Seq2SeqBatch(NamedTuple):
@@ -326,9 +327,7 @@ class Trainer:
         if config.init:
             init_seq2seq_weights(net)
         self.net = net.to(self.device)
-        self.optimizer = torch.optim.Adam(net.parameters(), lr=config.lr, betas=config.betas,
-                                          eps=config.eps, fused=self.device.type in (
-                                              "cpu", "cuda") or None)
+        self.optimizer = make_adam(net, config.lr, self.device, config.betas, config.eps)
         if config.warmup_steps is not None:
             schedule = transformer_lr_lambda(config.d_model, config.warmup_steps)
             scheduler = partial(torch.optim.lr_scheduler.LambdaLR, lr_lambda=schedule)
