@@ -77,7 +77,7 @@ class Trainer:
         if which == "d2lmini":  # chapter 6's recipe, through the library's one trainer
             recipe = d2lmini.TrainConfig(
                 lr=cfg["lr_factor"], betas=(0.9, 0.98), eps=1e-9,
-                warmup_steps=cfg["warmup_steps"], d_model=cfg["model"]["num_hiddens"],
+                warmup_steps=cfg["warmup_steps"], num_hiddens=cfg["model"]["num_hiddens"],
                 label_smoothing=cfg["label_smoothing"], smoothing_skips_pad=True)
             self.trainer = d2lmini.Trainer(self.net, data["tgt_vocab"], recipe, device)
             d2lmini.store_attention_weights(self.net, False)  # the fused kernel, as training does

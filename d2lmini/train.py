@@ -240,7 +240,8 @@ class TrainConfig:
 
     ``TrainConfig()`` is d2l's loop: Adam at a constant rate, plain cross-entropy, clipping
     to norm 1. The paper's recipe sets ``betas=(0.9, 0.98)``, ``eps=1e-9``, ``warmup_steps``
-    and ``d_model`` (the rate is then ``lr`` times :func:`transformer_lr_lambda`),
+    and ``num_hiddens`` (the paper's d_model; the rate is then ``lr`` times
+    :func:`transformer_lr_lambda`),
     ``label_smoothing=0.1`` (with ``smoothing_skips_pad``) and ``num_snapshots`` for
     checkpoint averaging: snapshots of the weights every ``snapshot_every`` of all steps at
     the end of training. ``seed``, when set, seeds the initialisation and, per epoch (and
@@ -253,8 +254,8 @@ class TrainConfig:
     lr: float = 1e-3  # Adam's rate; with warmup_steps, the factor of the paper's schedule
     betas: tuple[float, float] = (0.9, 0.999)
     eps: float = 1e-8
-    warmup_steps: int | None = None  # the paper's schedule (with d_model); None: constant
-    d_model: int | None = None
+    warmup_steps: int | None = None  # the paper's schedule (with num_hiddens); None: constant
+    num_hiddens: int | None = None  # the model's width, the paper's d_model
     label_smoothing: float = 0.0
     smoothing_skips_pad: bool = False  # no smoothing mass on <pad>
     grad_clip: float | None = 1.0  # the largest global gradient norm; None: no clipping
@@ -272,13 +273,13 @@ class TrainConfig:
         for beta in self.betas:
             check_number(beta, "betas", minimum=0, below=1)
         check_number(self.eps, "eps", minimum=0)
-        if (self.warmup_steps is None) != (self.d_model is None):
-            raise ValueError("warmup_steps and d_model go together (the paper's schedule "
+        if (self.warmup_steps is None) != (self.num_hiddens is None):
+            raise ValueError("warmup_steps and num_hiddens go together (the paper's schedule "
                              f"needs both); got warmup_steps={self.warmup_steps!r}, "
-                             f"d_model={self.d_model!r}")
+                             f"num_hiddens={self.num_hiddens!r}")
         if self.warmup_steps is not None:
             check_positive_int(self.warmup_steps, "warmup_steps")
-            check_positive_int(self.d_model, "d_model")
+            check_positive_int(self.num_hiddens, "num_hiddens")
         check_number(self.label_smoothing, "label_smoothing", minimum=0, below=1)
         if self.grad_clip is not None:
             check_number(self.grad_clip, "grad_clip", above=0)
@@ -329,7 +330,7 @@ class Trainer:
         self.net = net.to(self.device)
         self.optimizer = make_adam(net, config.lr, self.device, config.betas, config.eps)
         if config.warmup_steps is not None:
-            schedule = transformer_lr_lambda(config.d_model, config.warmup_steps)
+            schedule = transformer_lr_lambda(config.num_hiddens, config.warmup_steps)
             scheduler = partial(torch.optim.lr_scheduler.LambdaLR, lr_lambda=schedule)
         self.scheduler = None if scheduler is None else scheduler(self.optimizer)
         self.loss = MaskedSoftmaxCELoss(config.label_smoothing, pad_index=tgt_vocab["<pad>"]
@@ -525,18 +526,19 @@ def train_seq2seq(net: nn.Module, data_iter: Iterable, lr: float, num_epochs: in
     return result
 
 
-def transformer_lr_lambda(d_model: int, warmup_steps: int = 4000) -> Callable[[int], float]:
-    """The paper's schedule ``d_model^-0.5 * min(step^-0.5, step * warmup_steps^-1.5)``.
+def transformer_lr_lambda(num_hiddens: int, warmup_steps: int = 4000) -> Callable[[int], float]:
+    """The paper's schedule ``d_model^-0.5 * min(step^-0.5, step * warmup_steps^-1.5)``, with
+    ``num_hiddens`` the model's width d_model.
 
     Returns a function of the 0-based step for ``torch.optim.lr_scheduler.LambdaLR`` (with
     the optimizer's base learning rate 1.0); it counts steps from 1.
     """
-    check_positive_int(d_model, "d_model")
+    check_positive_int(num_hiddens, "num_hiddens")
     check_positive_int(warmup_steps, "warmup_steps")
 
     def lr_lambda(step: int) -> float:
         step += 1
-        return d_model ** -0.5 * min(step ** -0.5, step * warmup_steps ** -1.5)
+        return num_hiddens ** -0.5 * min(step ** -0.5, step * warmup_steps ** -1.5)
     return lr_lambda
 
 

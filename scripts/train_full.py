@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> dict:
         amp = device.type == "cuda" if args.amp == "auto" else args.amp == "on"
         recipe = d2l.TrainConfig(  # chapter 6's recipe (sec-training-translation-real)
             num_epochs=args.epochs, lr=1.0, betas=(0.9, 0.98), eps=1e-9,
-            warmup_steps=args.warmup, d_model=args.num_hiddens,
+            warmup_steps=args.warmup, num_hiddens=args.num_hiddens,
             label_smoothing=args.label_smoothing, smoothing_skips_pad=True, amp=amp,
             seed=args.seed)
         result = d2l.train_seq2seq_ddp(

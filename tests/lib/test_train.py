@@ -329,7 +329,7 @@ def test_train_seq2seq_is_a_trainer_with_a_default_recipe(tiny_vocab):
 
 def test_the_recipe_builds_the_papers_optimizer_schedule_and_loss(tiny_vocab):
     config = d2l.TrainConfig(num_epochs=2, lr=0.7, betas=(0.9, 0.98), eps=1e-9,
-                             warmup_steps=3, d_model=16, label_smoothing=0.1,
+                             warmup_steps=3, num_hiddens=16, label_smoothing=0.1,
                              smoothing_skips_pad=True)
     trainer = d2l.Trainer(_small_net(tiny_vocab), tiny_vocab, config, "cpu")
     group = trainer.optimizer.param_groups[0]
@@ -407,8 +407,8 @@ def test_fit_logs_every_epoch_and_calls_on_epoch(tiny_vocab):
     (dict(betas=(0.9,)), TypeError, "betas"),
     (dict(betas=(0.9, 1.0)), ValueError, "betas"),
     (dict(eps=-1.0), ValueError, "eps"),
-    (dict(warmup_steps=10), ValueError, "d_model"),
-    (dict(warmup_steps=0, d_model=8), ValueError, "warmup_steps"),
+    (dict(warmup_steps=10), ValueError, "num_hiddens"),
+    (dict(warmup_steps=0, num_hiddens=8), ValueError, "warmup_steps"),
     (dict(label_smoothing=1.0), ValueError, "label_smoothing"),
     (dict(grad_clip=0.0), ValueError, "grad_clip"),
     (dict(num_snapshots=-1), ValueError, "num_snapshots"),
@@ -426,7 +426,7 @@ def test_trainer_rejects_what_it_cannot_do(tiny_vocab):
     with pytest.raises(TypeError, match="config must be a TrainConfig"):
         d2l.Trainer(net, tiny_vocab, {"lr": 0.1}, "cpu")
     with pytest.raises(ValueError, match="scheduler"):
-        d2l.Trainer(net, tiny_vocab, d2l.TrainConfig(warmup_steps=4, d_model=16), "cpu",
+        d2l.Trainer(net, tiny_vocab, d2l.TrainConfig(warmup_steps=4, num_hiddens=16), "cpu",
                     scheduler=lambda opt: torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1))
     with pytest.raises(ValueError, match="amp .* needs a CUDA device"):
         d2l.Trainer(net, tiny_vocab, d2l.TrainConfig(amp=True), "cpu")
