@@ -1,15 +1,14 @@
 """d2lmini: the tested helper library of the bilingual Transformer textbook.
 
 Names and signatures follow the ``d2l`` package ("Dive into Deep Learning") where one
-exists, so that readers of d2l feel at home; every public name is exported here (but those of
-:mod:`d2lmini.offline`, the generator of the offline corpus that the data modules use)::
+exists, so that readers of d2l feel at home; every public name is exported here::
 
     import d2lmini as d2l
 """
 
 from ._version import __version__  # noqa: F401  (one place: d2lmini/_version.py)
 from . import (attention, cache, claims, data, datahub, decode, distributed,  # noqa: E402
-               metrics, offline, plotting, text8, train, transformer, utils)
+               metrics, plotting, text8, train, transformer, utils)
 from .utils import *  # noqa: F401,F403,E402
 from .claims import *  # noqa: F401,F403,E402
 from .attention import *  # noqa: F401,F403,E402
@@ -25,8 +24,8 @@ from .distributed import *  # noqa: F401,F403,E402
 from .cache import *  # noqa: F401,F403,E402
 
 #: The modules by concept, in the order the book introduces them (the API page documents each).
-MODULES = (utils, claims, attention, transformer, datahub, data, offline, text8, train,
-           decode, metrics, plotting, distributed, cache)
+MODULES = (utils, claims, attention, transformer, datahub, data, text8, train, decode, metrics,
+           plotting, distributed, cache)
 
-#: The names of ``import d2lmini as d2l``: every module's but the offline corpus generator's.
-__all__ = [name for module in MODULES if module is not offline for name in module.__all__]
+#: The names of ``import d2lmini as d2l``: every module's.
+__all__ = [name for module in MODULES for name in module.__all__]

@@ -22,7 +22,7 @@ import pytest
 import torch
 
 import d2lmini as d2l
-from d2lmini import data, datahub, offline, text8
+from d2lmini import data, datahub, text8
 
 FOUR_PAIRS = [("go .", "va !"), ("i lost .", "j'ai perdu ."), ("he's calm .", "il est calme ."),
               ("i'm home .", "je suis chez moi .")]
@@ -342,8 +342,9 @@ def test_offline_fallback_cmn(no_data_dir, capsys):
 
 #: sha256 of each offline corpus as read_data_nmt/read_data_cmn return it (the written pairs
 #: and the 30,000 generated ones, shortest first). The numbers of the book's offline runs depend
-#: on every byte: a change to the grammar (d2lmini/offline/), its tables or the written pairs
-#: that alters the corpus must be deliberate, and update these with the reason.
+#: on every byte: a change to the grammar (tools/offline_corpus/), its tables or the written
+#: pairs that alters the corpus must be deliberate (tools/write_offline_corpus.py writes the
+#: shipped files again), and update these with the reason.
 OFFLINE_CORPUS_SHA256 = {
     "fra-eng": "f04a61f1866b613956fcfb749d0bcb1d4077cc1526ffc3aa4ebfb6e69d4763b0",
     "cmn-eng": "13d8f5e2b81a454e3773112edf3f8cdc6ddc37e56073a141f664e65652d7dea3",
@@ -352,7 +353,7 @@ OFFLINE_CORPUS_SHA256 = {
 
 @pytest.mark.parametrize("name", sorted(OFFLINE_CORPUS_SHA256))
 def test_offline_corpus_is_pinned(name):
-    text, num_written, num_generated = offline.corpus_text(name)
+    text, num_written, num_generated = data._shipped_corpus(name)
     assert num_written == {"fra-eng": 304, "cmn-eng": 299}[name]
     assert num_generated == d2l.OFFLINE_GENERATED_PAIRS  # none dropped: the generator never
     # returns a written English sentence, so nothing is filtered
@@ -801,7 +802,7 @@ def test_registry_is_the_one_source_of_the_tables():
 @pytest.mark.parametrize("name, written", [("fra-eng", 304), ("cmn-eng", 299)])
 def test_offline_corpus_of_the_translation_pairs(name, written):
     corpus = d2l.offline_corpus(name)
-    assert corpus.path is None and corpus.text == offline.corpus_text(name)[0]
+    assert corpus.path is None and corpus.text == data._shipped_corpus(name)[0]
     assert corpus.detail == (f"{written} written and {d2l.OFFLINE_GENERATED_PAIRS:,} generated "
                              "pairs, not Tatoeba's")
 
@@ -810,7 +811,7 @@ def test_resolve_completes_with_the_offline_corpus(no_data_dir, monkeypatch):
     monkeypatch.setenv("D2LMINI_OFFLINE", "1")
     source = d2l.resolve("cmn-eng")
     assert source.kind == "offline" and source.path is None
-    assert source.read_text() == offline.corpus_text("cmn-eng")[0]
+    assert source.read_text() == d2l.offline_corpus("cmn-eng").text
     assert str(source).endswith("not Tatoeba's; used because: no local data directory, not in "
                                 "the download cache, D2LMINI_OFFLINE=1)")
     bare = d2l.resolve("cmn-eng", offline=False)  # where it is, without building anything
@@ -830,8 +831,6 @@ def test_offline_corpus_errors(monkeypatch):
         d2l.offline_corpus("wmt14")
     with pytest.raises(TypeError, match="name must be a str"):
         d2l.offline_corpus(3)
-    with pytest.raises(ValueError, match="name must be one of"):
-        offline.corpus_text("text8")
     broken = dataclasses.replace(d2l.DATASETS["fra-eng"], offline="d2lmini.datahub:get_cache_dir")
     monkeypatch.setitem(d2l.DATASETS, "fra-eng", broken)
     with pytest.raises(TypeError, match="must return an OfflineCorpus"):

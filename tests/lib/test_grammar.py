@@ -1,24 +1,29 @@
-"""Tests of d2lmini.offline: the bilingual grammar that generates the offline sentence pairs.
+"""Tests of tools/offline_corpus: the bilingual grammar that generates the offline sentence
+pairs d2lmini ships (d2lmini/corpora/*-offline.txt.gz, written by tools/write_offline_corpus.py).
 
 The expectations below (French forms, Chinese measure words) are written out here, apart from
-the grammar's own tables (d2lmini/offline/tables/*.tsv), so that a wrong entry in the grammar
-makes a test fail.
+the grammar's own tables (tools/offline_corpus/tables/*.tsv), so that a wrong entry in the
+grammar makes a test fail.
 """
 
 from __future__ import annotations
 
 import collections
 import copy
+import gzip
 import hashlib
+import json
 import random
 import re
 
 import pytest
 
+import offline_corpus as offline  # tools/ is on the path (tests/conftest.py)
+import write_offline_corpus
+from offline_corpus import FRENCH_SPACE, generate_pairs
+from offline_corpus import sampler as grammar
+
 import d2lmini as d2l
-from d2lmini import offline
-from d2lmini.offline import FRENCH_SPACE, generate_pairs
-from d2lmini.offline import sampler as grammar
 
 N = 20_000
 PAIRS = ("fra-eng", "cmn-eng")
@@ -44,12 +49,58 @@ def both(fra, cmn) -> dict[str, list[tuple[str, str]]]:
 # ---------------------------------------------------------------------------------------------
 
 def test_exported():
-    assert offline.__all__ == ["generate_pairs", "corpus_text", "translation_corpus_fra_eng",
-                               "translation_corpus_cmn_eng"]
-    assert offline in d2l.MODULES  # documented on the API page, as a module of its own
+    assert offline.__all__ == ["generate_pairs", "corpus_text", "shipped_files", "write", "check"]
     assert offline.generate_pairs is grammar.generate_pairs
-    # the generator is not in the reader's namespace: the data modules use it
+    # the generator is the project's tool, not the package's: d2lmini reads what it wrote
     assert not hasattr(d2l, "generate_pairs") and "generate_pairs" not in d2l.__all__
+    assert offline.CORPORA == d2l.data.CORPORA
+
+
+# ---------------------------------------------------------------------------------------------
+# the shipped corpora are the grammar's
+# ---------------------------------------------------------------------------------------------
+
+def test_shipped_corpora_are_the_grammars():
+    """d2lmini/corpora/ holds what the grammar writes now: the same text in each gzip file,
+    the same offline.json (the written tool agrees, and says nothing differs)."""
+    assert offline.check() == []
+    assert write_offline_corpus.main(["--check"]) == 0
+    manifest = json.loads((offline.CORPORA / "offline.json").read_text(encoding="utf-8"))
+    for pair in PAIRS:
+        text, num_written, num_generated = offline.corpus_text(pair)
+        shipped = gzip.decompress((offline.CORPORA / manifest[pair]["file"]).read_bytes())
+        assert shipped.decode("utf-8") == text == d2l.offline_corpus(pair).text
+        assert (manifest[pair]["written"], manifest[pair]["generated"]) == (
+            num_written, num_generated)
+        assert hashlib.sha256(shipped).hexdigest() == manifest[pair]["sha256"]
+
+
+def test_check_and_write_see_a_changed_corpus(tmp_path, capsys):
+    """A shipped corpus that differs from the grammar's (or is missing) is named by check and by
+    the tool's exit status; write makes the directory agree again."""
+    assert offline.check(tmp_path) == [f"{pair}-offline.txt.gz (missing)" for pair in PAIRS] + [
+        "offline.json (missing)"]
+    written = offline.write(tmp_path)
+    assert sorted(p.name for p in written) == sorted(offline.shipped_files())
+    assert offline.check(tmp_path) == []
+    (tmp_path / "fra-eng-offline.txt.gz").write_bytes(gzip.compress(b"Go.\tVa !\n"))
+    assert offline.check(tmp_path) == ["fra-eng-offline.txt.gz"]
+    (tmp_path / "offline.json").write_text("{}\n")
+    assert offline.check(tmp_path) == ["fra-eng-offline.txt.gz", "offline.json"]
+
+
+def test_a_damaged_shipped_corpus_is_refused(tmp_path, monkeypatch):
+    offline.write(tmp_path)
+    (tmp_path / "cmn-eng-offline.txt.gz").write_bytes(gzip.compress("Hi.\t嗨。\n".encode("utf-8")))
+    monkeypatch.setattr(d2l.data, "CORPORA", tmp_path)
+    d2l.data._shipped_corpus.cache_clear()
+    try:
+        with pytest.raises(RuntimeError, match="cmn-eng: the offline corpus shipped with d2lmini "
+                                               "is damaged"):
+            d2l.offline_corpus("cmn-eng")
+        assert d2l.offline_corpus("fra-eng").text == offline.corpus_text("fra-eng")[0]
+    finally:
+        d2l.data._shipped_corpus.cache_clear()
 
 
 #: sha256 of ``generate_pairs(pair, 30_000, seed=0)`` written one ``en<TAB>translation`` line
@@ -99,6 +150,8 @@ def test_grammar_size(pair):
 
 
 def test_errors():
+    with pytest.raises(ValueError, match="name must be one of"):
+        offline.corpus_text("text8")
     with pytest.raises(TypeError, match="pair must be a str"):
         generate_pairs(b"fra-eng", 10)
     with pytest.raises(ValueError, match=r"pair must be one of .*'fra-eng'.*'cmn-eng'.*deu-eng"):

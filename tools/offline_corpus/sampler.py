@@ -9,7 +9,7 @@ import random
 from functools import cache
 from pathlib import Path
 
-from ..utils import check_int
+from d2lmini.utils import check_int
 from . import templates_be, templates_objects, templates_other, templates_present, \
     templates_verbs
 from .templates import _Builder, _Template
@@ -22,18 +22,19 @@ PAIRS = ("fra-eng", "cmn-eng")
 #: offline: :func:`d2lmini.read_data_nmt` merges them with the generated ones).
 WRITTEN_FILES = {"fra-eng": "fra-eng-mini.txt", "cmn-eng": "cmn-eng-mini.txt"}
 
-_CORPORA = Path(__file__).resolve().parent.parent / "corpora"
+#: Where d2lmini keeps its corpora (the hand-written ones, and the offline corpora it ships).
+CORPORA = Path(__file__).resolve().parents[2] / "d2lmini" / "corpora"
 
 
 def written_lines(pair: str) -> list[str]:
     """The lines of the hand-written corpus of ``pair`` that hold a pair (a tab)."""
-    text = (_CORPORA / WRITTEN_FILES[pair]).read_text(encoding="utf-8")
+    text = (CORPORA / WRITTEN_FILES[pair]).read_text(encoding="utf-8")
     return [line for line in text.splitlines() if "\t" in line]
 
 
 def _handwritten_english(pair: str) -> frozenset[str]:
     """The English sentences of the hand-written corpus of ``pair`` (never generated)."""
-    if not (_CORPORA / WRITTEN_FILES[pair]).is_file():
+    if not (CORPORA / WRITTEN_FILES[pair]).is_file():
         return frozenset()
     return frozenset(line.split("\t", 1)[0] for line in written_lines(pair))
 

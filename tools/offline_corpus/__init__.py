@@ -9,8 +9,12 @@ of a few hundred words per language and some thirty sentence patterns (be + adje
 profession or age; have, like, want, eat and drink; progressive, past and near-future verbs;
 go, come, live, work, speak, study, play, can; know, wait for, there is, this is, weather,
 imperatives, exclamations), each in the affirmative, the negative and as a yes/no question.
-:mod:`d2lmini.data` (``read_data_nmt``, ``read_data_cmn``) merges them with the hand-written
-pairs; this package is not part of the ``d2l`` namespace (``import d2lmini.offline``).
+This package is the project's tool that writes the offline corpora d2lmini ships
+(``d2lmini/corpora/*-offline.txt.gz``, with their counts and checksums in
+``d2lmini/corpora/offline.json``): :func:`corpus_text` merges the hand-written pairs with the
+generated ones as :func:`d2lmini.read_data_nmt` and :func:`d2lmini.read_data_cmn` return them, and
+``python tools/write_offline_corpus.py`` writes them (``--check`` compares instead; so does
+``tests/lib/test_grammar.py``). The library itself only reads the shipped files.
 
 Every English sentence has exactly one translation, built by the grammar of the target
 language rather than word by word: French agreement of adjectives and past participles in
@@ -32,15 +36,18 @@ its slots) and one module per family of patterns (``templates_be``, ``templates_
 of a pair and :func:`generate_pairs`).
 """
 
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
 from functools import cache
+from pathlib import Path
 
-from ..datahub import OfflineCorpus
 from .morphology import FRENCH_SPACE  # noqa: F401
-from .sampler import PAIRS, WRITTEN_FILES, generate_pairs, written_lines  # noqa: F401
+from .sampler import CORPORA, PAIRS, WRITTEN_FILES, generate_pairs, written_lines  # noqa: F401
 
-__all__ = ["generate_pairs", "corpus_text", "translation_corpus_fra_eng",
-           "translation_corpus_cmn_eng"]
-
+__all__ = ["generate_pairs", "corpus_text", "shipped_files", "write", "check"]
 
 @cache
 def corpus_text(name: str) -> tuple[str, int, int]:
@@ -53,7 +60,7 @@ def corpus_text(name: str) -> tuple[str, int, int]:
     Raises:
         ValueError: ``name`` is not a translation data set.
     """
-    from ..data import OFFLINE_GENERATED_PAIRS
+    from d2lmini.data import OFFLINE_GENERATED_PAIRS
 
     if name not in PAIRS:
         raise ValueError(f"name must be one of {sorted(PAIRS)}; got {name!r}")
@@ -65,17 +72,44 @@ def corpus_text(name: str) -> tuple[str, int, int]:
     return "\n".join(lines) + "\n", len(written), len(generated)
 
 
-def _translation_corpus(name: str) -> OfflineCorpus:
-    text, num_written, num_generated = corpus_text(name)
-    return OfflineCorpus(f"{num_written} written and {num_generated:,} generated pairs, not "
-                         "Tatoeba's", text=text)
+def shipped_files() -> dict[str, bytes]:
+    """The files d2lmini ships for the offline corpora, by name in ``d2lmini/corpora/``: one
+    gzip file per language pair (no name or time in its header, so the same text gives the same
+    bytes with the same zlib) and ``offline.json``, each pair's file, counts and the sha256 of
+    its text (which the library checks when it reads the file)."""
+    files, manifest = {}, {}
+    for name in PAIRS:
+        text, num_written, num_generated = corpus_text(name)
+        raw = text.encode("utf-8")
+        file = f"{name}-offline.txt.gz"
+        files[file] = gzip.compress(raw, compresslevel=9, mtime=0)
+        manifest[name] = {"file": file, "written": num_written, "generated": num_generated,
+                          "sha256": hashlib.sha256(raw).hexdigest()}
+    files["offline.json"] = (json.dumps(manifest, indent=2) + "\n").encode("utf-8")
+    return files
 
 
-def translation_corpus_fra_eng() -> OfflineCorpus:
-    """The offline stand-in of ``fra-eng`` (the registry's builder, :data:`d2lmini.DATASETS`)."""
-    return _translation_corpus("fra-eng")
+def write(corpora: Path = CORPORA) -> list[Path]:
+    """Write :func:`shipped_files` into ``corpora``; returns the paths written."""
+    paths = []
+    for file, data in shipped_files().items():
+        (corpora / file).write_bytes(data)
+        paths.append(corpora / file)
+    return paths
 
 
-def translation_corpus_cmn_eng() -> OfflineCorpus:
-    """The offline stand-in of ``cmn-eng`` (the registry's builder, :data:`d2lmini.DATASETS`)."""
-    return _translation_corpus("cmn-eng")
+def check(corpora: Path = CORPORA) -> list[str]:
+    """The shipped files of ``corpora`` that differ from what the grammar writes now (compared
+    as text: gzip's bytes may differ between zlib versions for the same text); empty when all
+    agree."""
+    differ = []
+    for file, data in shipped_files().items():
+        path = corpora / file
+        if not path.is_file():
+            differ.append(f"{file} (missing)")
+        elif file.endswith(".gz"):
+            if gzip.decompress(path.read_bytes()) != gzip.decompress(data):
+                differ.append(file)
+        elif path.read_bytes() != data:
+            differ.append(file)
+    return differ
