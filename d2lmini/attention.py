@@ -14,6 +14,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .utils import check_bool
+
 __all__ = [
     "lengths_to_mask",
     "masked_softmax",
@@ -275,8 +277,7 @@ class store_attention_weights:
     def __init__(self, module: nn.Module, flag: bool = True) -> None:
         if not isinstance(module, nn.Module):
             raise TypeError(f"module must be a torch.nn.Module; got {type(module).__name__}")
-        if not isinstance(flag, bool):
-            raise TypeError(f"flag must be a bool; got {flag!r}")
+        check_bool(flag, "flag")
         self._saved = [(m, m.store_attention_weights) for m in module.modules()
                        if isinstance(m, MultiHeadAttention)]
         for m, _ in self._saved:

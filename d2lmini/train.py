@@ -20,8 +20,8 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from .attention import store_attention_weights, lengths_to_mask
-from .utils import (Timer, check_int, check_non_negative_int, check_number, check_positive_int,
-                    in_notebook)
+from .utils import (Timer, check_bool, check_int, check_non_negative_int, check_number,
+                    check_positive_int, in_notebook)
 
 __all__ = [
     "sequence_mask",
@@ -286,8 +286,7 @@ class TrainConfig:
         check_int(self.num_snapshots, "num_snapshots", minimum=0)
         check_number(self.snapshot_every, "snapshot_every", above=0, maximum=1)
         for name in ("smoothing_skips_pad", "init", "amp"):
-            if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"{name} must be a bool; got {getattr(self, name)!r}")
+            check_bool(getattr(self, name), name)
         if self.seed is not None:
             check_non_negative_int(self.seed, "seed")
 

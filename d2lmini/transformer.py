@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from .attention import MultiHeadAttention
-from .utils import check_non_negative_int, check_number, check_positive_int
+from .utils import check_bool, check_non_negative_int, check_number, check_positive_int
 
 __all__ = [
     "PositionalEncoding",
@@ -77,8 +77,7 @@ class TransformerConfig:
                              f"got {self.num_heads}")
         check_number(self.dropout, "dropout", minimum=0, below=1)
         for name in ("bias", "norm_first", "share_embeddings", "tie_output"):
-            if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"{name} must be a bool; got {getattr(self, name)!r}")
+            check_bool(getattr(self, name), name)
         if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
             raise ValueError("share_embeddings needs one shared vocabulary: src_vocab_size must "
                              f"equal tgt_vocab_size; got {self.src_vocab_size} and "

@@ -16,7 +16,7 @@ from . import claims
 from .claims import ClaimError
 
 __all__ = ["Timer", "try_gpu", "set_seed", "check_int", "check_number", "check_positive_int",
-           "check_non_negative_int", "in_notebook", "glue_ratio"]
+           "check_non_negative_int", "check_bool", "in_notebook", "glue_ratio"]
 
 
 def _expected(kind: str, minimum: float | None, maximum: float | None, above: float | None,
@@ -93,6 +93,14 @@ def check_non_negative_int(value: Any, name: str) -> int:
     """Return ``value`` if it is an int >= 0 (not ``bool``); ``TypeError`` / ``ValueError``
     otherwise, naming the argument ``name`` (seeds, indices)."""
     return check_int(value, name, minimum=0)
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """Return ``value`` if it is ``True`` or ``False`` (not 0, 1 or a NumPy bool); ``TypeError``
+    otherwise, naming the argument ``name`` (``"amp must be a bool; got int 1"``)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be a bool; got {type(value).__name__} {value!r}")
+    return value
 
 
 def in_notebook() -> bool:

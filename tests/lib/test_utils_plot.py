@@ -140,6 +140,21 @@ def test_argument_checks_raise_type_and_value_errors():
         d2l.set_seed(-1)
 
 
+def test_check_bool_accepts_only_true_and_false():
+    import numpy as np
+
+    assert d2l.check_bool(True, "amp") is True and d2l.check_bool(False, "amp") is False
+    for bad, shown in [(1, "int 1"), (0, "int 0"), (None, "NoneType None"), ("yes", "str 'yes'")]:
+        with pytest.raises(TypeError, match=rf"^amp must be a bool; got {shown}$"):
+            d2l.check_bool(bad, "amp")
+    with pytest.raises(TypeError, match="^amp must be a bool; got "):
+        d2l.check_bool(np.bool_(True), "amp")  # NumPy's bool is not Python's
+    with pytest.raises(TypeError, match=r"^amp must be a bool; got int 1$"):
+        d2l.TrainConfig(amp=1)
+    with pytest.raises(TypeError, match=r"^bias must be a bool; got str 'no'$"):
+        d2l.TransformerConfig(bias="no")
+
+
 def test_check_int_names_the_argument_and_the_range():
     assert d2l.check_int(-3, "k") == -3 and d2l.check_int(4, "k", minimum=1, maximum=4) == 4
     with pytest.raises(TypeError, match=r"^k must be an int; got bool False$"):
