@@ -1,8 +1,9 @@
 """Benchmarks of d2lmini: training against the d2l package, KV-cache decoding, the attention
-paths, the book build, a profile of training. Not part of the test suite.
+paths, the book build, a profile of training, chapter 6's translator in the page. Not part of the
+test suite.
 
-    python bench/run.py [--quick] [--only train|decode|attention|build|profiling|time_to_bleu]
-        [--device cpu]
+    python bench/run.py [--quick] [--device cpu]
+        [--only train|decode|attention|build|profiling|time_to_bleu|translator]
 
 Each benchmark is a module of this package whose docstring says what it measures; it writes
 ``bench/results/<name>.json`` with the machine, that description, the settings, every
@@ -24,7 +25,8 @@ sys.path[0] = str(Path(__file__).resolve().parent.parent)
 
 import torch  # noqa: E402
 
-BENCHMARKS = ("train", "decode", "attention", "build", "profiling", "time_to_bleu")
+BENCHMARKS = ("train", "decode", "attention", "build", "profiling", "time_to_bleu",
+              "translator")
 DEFAULT = ("train", "decode", "attention")  # the others only when named
 
 

@@ -29,6 +29,7 @@ by ``npm ci`` or, when missing, by this script into ``node_modules``), so formul
 from __future__ import annotations
 
 import argparse
+import base64
 import functools
 import hashlib
 import json
@@ -94,6 +95,31 @@ def log(msg: str) -> None:
 #: The Vega libraries of the interactive figures (book_sphinx.vega), from their npm packages.
 VEGA_FILES = ("vega/build/vega.min.js", "vega-lite/build/vega-lite.min.js",
               "vega-embed/build/vega-embed.min.js")
+#: ONNX Runtime Web's CPU build (book_sphinx.translator): the library, the glue code that loads
+#: its WebAssembly, and the WebAssembly itself.
+ORT_DIST = "onnxruntime-web/dist"
+ORT_FILES = ("ort.wasm.min.js", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")
+
+
+def pack_ort(dist: Path, dest: Path) -> None:
+    """ONNX Runtime Web into ``dest``: the library, its glue module and its WebAssembly as they
+    are (a page served over HTTP loads those), and the last two again as classic scripts, so that
+    a page read from ``file://`` (where it may neither fetch a file nor import a module) can load
+    them: ``ort-glue.js`` (the glue module's source as a string, imported from a blob URL) and
+    ``ort-wasm.js`` (the WebAssembly in base64). Written only when the version changes."""
+    version = json.loads((dist.parent / "package.json").read_text())["version"]
+    stamp = dest / ".version"
+    if stamp.exists() and stamp.read_text() == version:
+        return
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ORT_FILES:
+        shutil.copy2(dist / name, dest / name)
+    glue = (dist / ORT_FILES[1]).read_text(encoding="utf-8")
+    (dest / "ort-glue.js").write_text(f"window.D2L_ORT_GLUE = {json.dumps(glue)};\n",
+                                      encoding="utf-8")
+    wasm = base64.b64encode((dist / ORT_FILES[2]).read_bytes()).decode("ascii")
+    (dest / "ort-wasm.js").write_text(f'window.D2L_ORT_WASM = "{wasm}";\n', encoding="ascii")
+    stamp.write_text(version)
 
 
 def _npm_packages(needed: list[Path]) -> None:
@@ -104,11 +130,11 @@ def _npm_packages(needed: list[Path]) -> None:
     npm = shutil.which("npm")
     if npm is None:
         raise BuildError(
-            "MathJax and Vega are missing: run `npm ci` (Node.js/npm needed) so that formulas "
-            "and interactive figures work offline; the build serves them from the site, never "
-            "from a CDN."
+            "MathJax, Vega or ONNX Runtime Web is missing: run `npm ci` (Node.js/npm needed) so "
+            "that formulas, interactive figures and chapter 6's translator work offline; the "
+            "build serves them from the site, never from a CDN."
         )
-    log("installing MathJax and Vega from npm (npm ci) ...")
+    log("installing MathJax, Vega and ONNX Runtime Web from npm (npm ci) ...")
     cmd = [npm, "ci", "--no-audit", "--no-fund"]
     if not (ROOT / "package-lock.json").exists():
         cmd = [npm, "install", "--no-audit", "--no-fund"]
@@ -116,13 +142,15 @@ def _npm_packages(needed: list[Path]) -> None:
 
 
 def ensure_assets(build: Path = BUILD) -> Path:
-    """Return a folder holding ``mathjax/`` (a trimmed copy of mathjax@3's es5 build) and
-    ``vega/`` (Vega, Vega-Lite, vega-embed) under ``build``, installing the npm packages first
-    when they are missing."""
+    """Return a folder holding ``mathjax/`` (a trimmed copy of mathjax@3's es5 build),
+    ``vega/`` (Vega, Vega-Lite, vega-embed) and ``ort/`` (ONNX Runtime Web, :func:`pack_ort`)
+    under ``build``, installing the npm packages first when they are missing."""
     modules = ROOT / "node_modules"
     es5 = modules / "mathjax" / "es5"
-    _npm_packages([es5 / "tex-mml-chtml.js"] + [modules / f for f in VEGA_FILES])
+    _npm_packages([es5 / "tex-mml-chtml.js"] + [modules / f for f in VEGA_FILES]
+                  + [modules / ORT_DIST / f for f in ORT_FILES])
     dest_root = build / ".assets"
+    pack_ort(modules / ORT_DIST, dest_root / "ort")
     vega = dest_root / "vega"
     vega.mkdir(parents=True, exist_ok=True)
     for f in VEGA_FILES:
