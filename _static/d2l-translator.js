@@ -272,8 +272,8 @@
       translating: "Translating …", empty: "Type an English sentence to translate it.",
       tooLong: "That is {n} characters; the models were trained on short sentences, so type " +
         "at most {max}.",
-      allUnknown: "None of these words is in the vocabulary of the {model} model ({words}): it " +
-        "could only guess. Try everyday words.",
+      allUnknown: "None of these words is in this model's vocabulary ({words}): it could only " +
+        "guess. Try everyday words.",
       unknown: "Not in the model's vocabulary (read as <unk>): {words}",
       noneUnknown: "Every word is in the model's vocabulary.",
       cut: "The model reads at most {n} tokens (<eos> included); the rest was left out.",
@@ -290,7 +290,7 @@
       loading: "正在加载模型……", ready: "就绪：请输入一个英语句子。",
       translating: "正在翻译……", empty: "输入一个英语句子即可翻译。",
       tooLong: "这段文字有 {n} 个字符；模型是用短句训练的，请输入不超过 {max} 个字符。",
-      allUnknown: "这些词都不在{model}模型的词表里（{words}），它只能瞎猜。试试日常用词。",
+      allUnknown: "这些词都不在这个模型的词表里（{words}），它只能瞎猜。试试日常用词。",
       unknown: "不在模型词表里的词（读作 <unk>）：{words}",
       noneUnknown: "每个词都在模型的词表里。",
       cut: "模型最多读入 {n} 个词元（含 <eos>），其余部分被略去了。",
@@ -540,7 +540,7 @@
       if (words.length && words.every(function (w) { return !index.has(w); })) {
         this.results.appendChild(el("section", { className: "d2l-translator-model-result",
           "data-model": model.name }, [heading, el("p", { className: "d2l-translator-message",
-          text: fill(t.allUnknown, { model: model.heading, words: words.join(" ") }) })]));
+          text: fill(t.allUnknown, { words: words.join(" ") }) })]));
         continue;
       }
       var src = encodeSource(c, index, tokens), n = src.ids.length;

@@ -109,7 +109,9 @@ def pack_ort(dist: Path, dest: Path) -> None:
     ``ort-wasm.js`` (the WebAssembly in base64). Written only when the version changes."""
     version = json.loads((dist.parent / "package.json").read_text())["version"]
     stamp = dest / ".version"
-    if stamp.exists() and stamp.read_text() == version:
+    written = [*ORT_FILES, "ort-glue.js", "ort-wasm.js"]
+    if (stamp.exists() and stamp.read_text() == version
+            and all((dest / name).is_file() for name in written)):
         return
     dest.mkdir(parents=True, exist_ok=True)
     for name in ORT_FILES:

@@ -57,3 +57,6 @@ def test_pack_ort(tmp_path):
     (dest / "ort.wasm.min.js").write_text("stale")
     build_book.pack_ort(dist, dest)  # the same version: nothing is written again
     assert (dest / "ort.wasm.min.js").read_text() == "stale"
+    (dest / "ort-wasm.js").unlink()
+    build_book.pack_ort(dist, dest)  # a file missing: all written again
+    assert (dest / "ort-wasm.js").is_file() and (dest / "ort.wasm.min.js").read_text() != "stale"
