@@ -9,6 +9,8 @@ import time
 
 import pytest
 from built_book import HTML, LANGS
+
+import d2lmini as d2l
 from test_browser import SHOTS, _open, page  # noqa: F401  (page: the fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.book]
@@ -36,6 +38,13 @@ COMPARE = """async ([name, examples]) => {
   }
   return out;
 }"""
+
+
+#: input a reader may type that the corpora do not show: typographic apostrophes, no-break spaces,
+#: capitals, punctuation without spaces, tabs, accents, digits
+TRICKY = ["Don\u2019t stop!", "Hello,world.How are you?", "Va\u202f! Qui\u00a0?",
+          "  spaced   out  ", "TAB\there", "\u00c9cole, caf\u00e9 and na\u00efve.",
+          "It's 5 o'clock!!", "Wait...what?", "I'M HOME.", "?!,.", ""]
 
 
 def _reference(lang: str, name: str) -> list[dict]:
@@ -87,6 +96,19 @@ def test_page_translates_as_d2lmini(page, site, lang):  # noqa: F811
     panel.screenshot(path=str(SHOTS / f"translator-{lang}.png"))
     assert not page.outside, f"requests to the network: {page.outside[:5]}"
     assert not page.js_errors, f"JavaScript errors: {page.js_errors}"
+
+
+def test_tokeniser_equals_preprocess_nmt(page, site):  # noqa: F811
+    """The page's tokeniser on every English sentence of both offline corpora (every held-out
+    sentence of this build is one of them) and on input the corpora do not show."""
+    _open(page, f"{site}/en/{CHAPTER}.html")
+    sentences = TRICKY + [line.split("\t", 1)[0]
+                          for name in MODELS
+                          for line in d2l.offline_corpus(name).text.splitlines() if "\t" in line]
+    got = page.evaluate("(xs) => xs.map(x => window.D2LTranslator.core.tokenize(x))", sentences)
+    expected = [d2l.preprocess_nmt(x).split() for x in sentences]
+    wrong = [(x, g, e) for x, g, e in zip(sentences, got, expected) if g != e]
+    assert not wrong, f"{len(wrong)} of {len(sentences)} differ, e.g. {wrong[:3]}"
 
 
 @pytest.mark.parametrize("lang", LANGS)
