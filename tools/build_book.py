@@ -99,6 +99,10 @@ VEGA_FILES = ("vega/build/vega.min.js", "vega-lite/build/vega-lite.min.js",
 #: its WebAssembly, and the WebAssembly itself.
 ORT_DIST = "onnxruntime-web/dist"
 ORT_FILES = ("ort.wasm.min.js", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm")
+#: Pyodide's core (book_sphinx.browser): the loader, the interpreter and its WebAssembly, the
+#: standard library and the lock file that names the packages (fetched from Pyodide's CDN)
+PYODIDE_FILES = ("pyodide.js", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip",
+                 "pyodide-lock.json", "package.json")
 
 
 def pack_ort(dist: Path, dest: Path) -> None:
@@ -124,6 +128,17 @@ def pack_ort(dist: Path, dest: Path) -> None:
     stamp.write_text(version)
 
 
+def _copy_changed(src: Path, dest: Path, files) -> None:
+    """Copy each of ``files`` (paths under ``src``) into ``dest`` by its name, unless the copy
+    there is already the same."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for f in files:
+        source, target = src / f, dest / Path(f).name
+        if (not target.exists() or target.stat().st_size != source.stat().st_size
+                or target.read_bytes() != source.read_bytes()):
+            shutil.copy2(source, target)
+
+
 def _npm_packages(needed: list[Path]) -> None:
     """Install the npm packages of package.json (``npm ci``) when a file of ``needed`` is
     missing."""
@@ -132,11 +147,12 @@ def _npm_packages(needed: list[Path]) -> None:
     npm = shutil.which("npm")
     if npm is None:
         raise BuildError(
-            "MathJax, Vega or ONNX Runtime Web is missing: run `npm ci` (Node.js/npm needed) so "
-            "that formulas, interactive figures and chapter 6's translator work offline; the "
-            "build serves them from the site, never from a CDN."
+            "MathJax, Vega, ONNX Runtime Web or Pyodide is missing: run `npm ci` (Node.js/npm "
+            "needed) so that formulas, interactive figures, chapter 6's translator and the "
+            "NumPy chapters' cells in the page work; the build serves them from the site, never "
+            "from a CDN."
         )
-    log("installing MathJax, Vega and ONNX Runtime Web from npm (npm ci) ...")
+    log("installing MathJax, Vega, ONNX Runtime Web and Pyodide from npm (npm ci) ...")
     cmd = [npm, "ci", "--no-audit", "--no-fund"]
     if not (ROOT / "package-lock.json").exists():
         cmd = [npm, "install", "--no-audit", "--no-fund"]
@@ -145,20 +161,18 @@ def _npm_packages(needed: list[Path]) -> None:
 
 def ensure_assets(build: Path = BUILD) -> Path:
     """Return a folder holding ``mathjax/`` (a trimmed copy of mathjax@3's es5 build),
-    ``vega/`` (Vega, Vega-Lite, vega-embed) and ``ort/`` (ONNX Runtime Web, :func:`pack_ort`)
-    under ``build``, installing the npm packages first when they are missing."""
+    ``vega/`` (Vega, Vega-Lite, vega-embed), ``ort/`` (ONNX Runtime Web, :func:`pack_ort`) and
+    ``pyodide/`` (Pyodide's core, :data:`PYODIDE_FILES`) under ``build``, installing the npm
+    packages first when they are missing."""
     modules = ROOT / "node_modules"
     es5 = modules / "mathjax" / "es5"
     _npm_packages([es5 / "tex-mml-chtml.js"] + [modules / f for f in VEGA_FILES]
-                  + [modules / ORT_DIST / f for f in ORT_FILES])
+                  + [modules / ORT_DIST / f for f in ORT_FILES]
+                  + [modules / "pyodide" / f for f in PYODIDE_FILES])
     dest_root = build / ".assets"
     pack_ort(modules / ORT_DIST, dest_root / "ort")
-    vega = dest_root / "vega"
-    vega.mkdir(parents=True, exist_ok=True)
-    for f in VEGA_FILES:
-        src, dest = modules / f, vega / Path(f).name
-        if not dest.exists() or dest.read_bytes() != src.read_bytes():
-            shutil.copy2(src, dest)
+    _copy_changed(modules / "pyodide", dest_root / "pyodide", PYODIDE_FILES)
+    _copy_changed(modules, dest_root / "vega", VEGA_FILES)
     dest = dest_root / "mathjax"
     stamp = dest / ".version"
     version = json.loads((es5.parent / "package.json").read_text())["version"]
@@ -327,7 +341,7 @@ def sphinx_config(lang: str, *, student: bool, toc_path: Path, strict: bool,
     cfg, _ = get_final_config(user_yaml=user, cli_config={"latex_individualpages": False},
                               sourcedir=srcdir, validate=True)
 
-    # Live code in the page (thebe) is not offered: launch buttons open Colab/Binder instead, and
+    # Live code in the page comes from book_sphinx.browser (Pyodide, packed from npm), not thebe:
     # sphinx-thebe inserts its CDN script twice per page (a JavaScript error) under Sphinx 7.
     cfg["extensions"] = [e for e in cfg["extensions"] if e != "sphinx_thebe"]
     theme = dict(cfg.get("html_theme_options", {}))

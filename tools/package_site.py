@@ -26,14 +26,19 @@ FOLDER = "transformer-book-html"
 # Sphinx's build bookkeeping and myst-nb's executed notebooks are not part of the site
 SKIP_NAMES = {".buildinfo", ".nojekyll", ZIP_PATH.name}
 SKIP_DIRS = {".doctrees", "jupyter_execute"}
+#: left out of every edition: Pyodide (book_sphinx.browser) cannot start from file://, and the
+#: packages its cells import come from its CDN; the offline pages say so
+SKIP_STATIC = {"pyodide"}
 
 
 def site_files(site: Path = SITE) -> list[Path]:
     """The files of the site that go into the zip, sorted (same site, same zip)."""
     files = []
     for dirpath, dirnames, filenames in os.walk(site):
+        here = Path(dirpath)
         dirnames[:] = sorted(d for d in dirnames
-                             if not (Path(dirpath) == site and d in SKIP_DIRS))
+                             if not (here == site and d in SKIP_DIRS)
+                             and not (here.name == "_static" and d in SKIP_STATIC))
         files += [Path(dirpath) / f for f in sorted(filenames) if f not in SKIP_NAMES]
     return files
 
