@@ -43,16 +43,15 @@
     editor: i => `Code cell ${i} (editable)`, output: "Output", figure: "Figure drawn by Matplotlib",
   };
 
-  // Runs one cell's code in one namespace, like a notebook: the value of a last expression is
-  // printed; Matplotlib's open figures come back as PNG (base64) and are closed.
+  // After d2l_browser_run.py (run_cell, take_figures: the build runs cells with the same file):
+  // one namespace for the page's cells, and the zh labels' glyphs (a subset of Noto Sans CJK SC
+  // that the page writes into Pyodide's file system) after Matplotlib's default font in its
+  // fallback list, as d2lmini does.
   const HELPER = `
-import ast, base64, io, json, os, sys, traceback
-os.environ["MPLBACKEND"] = "Agg"
+import json, sys
 _d2l_ns = {"__name__": "__main__"}
 _d2l_font = {"path": None, "family": None, "added": False}
 def _d2l_cjk_font():
-    # the zh labels' glyphs (a subset of Noto Sans CJK SC, written by the page) after
-    # Matplotlib's default font in its fallback list, as d2lmini does
     plt = sys.modules.get("matplotlib.pyplot")
     if plt is None or _d2l_font["path"] is None or _d2l_font["added"]:
         return
@@ -62,33 +61,11 @@ def _d2l_cjk_font():
     plt.rcParams["font.family"] = family + [_d2l_font["family"]]
     _d2l_font["added"] = True
 def _d2l_run(code):
-    out, err, error = io.StringIO(), io.StringIO(), None
-    old = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = out, err
     _d2l_cjk_font()
-    try:
-        tree = ast.parse(code)
-        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-        exec(compile(tree, "<cell>", "exec"), _d2l_ns)
-        if last is not None:
-            value = eval(compile(ast.Expression(last.value), "<cell>", "eval"), _d2l_ns)
-            if value is not None:
-                print(repr(value))
-    except BaseException:
-        error = "".join(traceback.format_exc().splitlines(True)[3:]) or traceback.format_exc()
-    finally:
-        sys.stdout, sys.stderr = old
+    stdout, stderr, error = run_cell(code, _d2l_ns)
     _d2l_cjk_font()
-    figures = []
-    plt = sys.modules.get("matplotlib.pyplot")
-    if plt is not None:
-        for number in plt.get_fignums():
-            buf = io.BytesIO()
-            plt.figure(number).savefig(buf, format="png", bbox_inches="tight", dpi=80)
-            figures.append(base64.b64encode(buf.getvalue()).decode("ascii"))
-        plt.close("all")
-    return json.dumps({"stdout": out.getvalue(), "stderr": err.getvalue(), "error": error,
-                       "figures": figures})
+    return json.dumps({"stdout": stdout, "stderr": stderr, "error": error,
+                       "figures": take_figures()})
 `;
 
   const state = {started: false, py: null, cells: [], next: 0, queue: Promise.resolve(),
@@ -167,6 +144,9 @@ def _d2l_run(code):
       indexURL: STATIC + "pyodide/",
       packageBaseUrl: `https://cdn.jsdelivr.net/pyodide/v${state.spec.pyodide}/full/`,
     });
+    const runner = await fetch(STATIC + "d2l_browser_run.py");
+    if (!runner.ok) throw new Error(`${runner.status} ${runner.url}`);
+    py.runPython(await runner.text());
     await py.runPythonAsync(HELPER);
     const font = state.spec.font;
     if (font) {

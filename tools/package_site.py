@@ -26,9 +26,18 @@ FOLDER = "transformer-book-html"
 # Sphinx's build bookkeeping and myst-nb's executed notebooks are not part of the site
 SKIP_NAMES = {".buildinfo", ".nojekyll", ZIP_PATH.name}
 SKIP_DIRS = {".doctrees", "jupyter_execute"}
-#: left out of every edition: Pyodide (book_sphinx.browser) cannot start from file://, and the
-#: packages its cells import come from its CDN; the offline pages say so
-SKIP_STATIC = {"pyodide"}
+#: left out of every edition's ``_static``, because a page read from ``file://`` cannot use them:
+#: Pyodide (book_sphinx.browser), which cannot start from there and whose cells' packages come
+#: from its CDN (the offline pages say so), and ONNX Runtime Web's WebAssembly and glue module as
+#: files, which only a page served over HTTP loads (from disk the translator loads them as the
+#: classic scripts ort-wasm.js and ort-glue.js beside them; tools/build_book.py's pack_ort)
+SKIP_STATIC = {"pyodide", "ort/ort-wasm-simd-threaded.wasm", "ort/ort-wasm-simd-threaded.mjs"}
+
+
+def _in_static(path: Path, site: Path) -> str | None:
+    """``path`` relative to the ``_static`` folder of its edition, or None outside one."""
+    parts = path.relative_to(site).parts
+    return "/".join(parts[parts.index("_static") + 1:]) if "_static" in parts else None
 
 
 def site_files(site: Path = SITE) -> list[Path]:
@@ -38,8 +47,9 @@ def site_files(site: Path = SITE) -> list[Path]:
         here = Path(dirpath)
         dirnames[:] = sorted(d for d in dirnames
                              if not (here == site and d in SKIP_DIRS)
-                             and not (here.name == "_static" and d in SKIP_STATIC))
-        files += [Path(dirpath) / f for f in sorted(filenames) if f not in SKIP_NAMES]
+                             and _in_static(here / d, site) not in SKIP_STATIC)
+        files += [here / f for f in sorted(filenames)
+                  if f not in SKIP_NAMES and _in_static(here / f, site) not in SKIP_STATIC]
     return files
 
 

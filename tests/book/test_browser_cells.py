@@ -5,6 +5,7 @@ browser tests (tests/site/test_browser_run.py) run them in Pyodide."""
 from __future__ import annotations
 
 import ast
+import base64
 import sys
 from pathlib import Path
 
@@ -162,3 +163,26 @@ def test_cjk_subset(tmp_path):
     assert ord("偏") not in cmap
     assert dest.stat().st_size < 20_000
     assert cjk_subset("plt.xlabel('position')", dest) is None and not dest.exists()
+
+
+def test_run_cell_runs_like_a_notebook():
+    """_static/d2l_browser_run.py, which the page runs in Pyodide and the build in CPython."""
+    import runpy
+
+    helper = runpy.run_path(str(ROOT / "_static" / "d2l_browser_run.py"))
+    run_cell, take_figures = helper["run_cell"], helper["take_figures"]
+    ns: dict = {}
+    assert run_cell("x = 6\nprint(x * 7)\nx + 1", ns) == ("42\n7\n", "", None)
+    assert run_cell("y = x * 2\nNone", ns) == ("", "", None) and ns["y"] == 12
+    assert run_cell("import sys\nprint('warn', file=sys.stderr)", ns) == ("", "warn\n", None)
+    out, _, error = run_cell("print('before')\ndef f():\n    return 1 / 0\nf()", ns)
+    assert out == "before\n"
+    assert error.startswith("Traceback (most recent call last):\n  File \"<cell>\", line 4")
+    assert error.endswith("ZeroDivisionError: division by zero\n")
+    assert "run_cell" not in error and "d2l_browser_run" not in error
+    assert run_cell("def broken(:", ns)[2].startswith("  File \"<unknown>\"")
+    assert run_cell("import matplotlib.pyplot as plt\nplt.plot([0, 1])\nplt.title('t')", ns)[2] \
+        is None
+    figures = take_figures()
+    assert len(figures) == 1 and base64.b64decode(figures[0])[:8] == b"\x89PNG\r\n\x1a\n"
+    assert take_figures() == []

@@ -4,7 +4,7 @@ and 3's NumPy cells run in the page with Pyodide.
 Offline (every test but the last): the launch menu offers the mode in both editions; Python
 starts from the files the build packs (no request leaves the site) and runs a pure-Python cell;
 a NumPy cell, whose packages come from Pyodide's CDN, says that it needs a network instead of
-freezing; the offline zip leaves Pyodide out and its pages say why. With a network (the last
+freezing; a page read from disk says why it cannot start Python. With a network (the last
 test, skipped where Pyodide's CDN cannot be reached): every chosen cell of both chapters runs in
 the page and prints what it printed when the book was built. Screenshots go to
 ``_build/screenshots/``."""
@@ -18,6 +18,7 @@ import urllib.request
 import pytest
 from built_book import HTML, LANGS
 
+from test_a11y import _axe
 from test_browser import SHOTS, _open, page  # noqa: F401  (page: the fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.book]
@@ -88,6 +89,9 @@ def test_python_starts_offline_from_the_site(page, site, lang):  # noqa: F811
     result = _run(page, 0, "print('<img src=x onerror=alert(1)>')")
     assert result["output"] == "<img src=x onerror=alert(1)>\n"
     assert page.locator("div.d2l-run img").count() == 0
+    # the page in this mode (banner, editors, outputs) is as accessible as every page
+    found = [v for v in _axe(page) if v["impact"] in ("serious", "critical")]
+    assert not found, found
     page.locator("div.d2l-run").first.scroll_into_view_if_needed()
     page.screenshot(path=str(SHOTS / f"browser-run-{lang}-python.png"))
     assert page.outside == [], f"requests that left the site: {page.outside[:3]}"
@@ -131,14 +135,10 @@ def test_only_the_numpy_chapters_offer_it(site):  # noqa: F811
     assert "font" in _spec("zh", "embeddings-positional-encoding")
 
 
-def test_offline_zip_leaves_pyodide_out(browser, site):  # noqa: F811
-    """Pyodide cannot start from file:// (nor fetch its packages offline): the zip does not
-    carry its 13 MB, and a page read from disk says why and where to run the cells instead."""
-    import package_site
-
-    files = [p.relative_to(HTML).as_posix() for p in package_site.site_files(HTML)]
-    assert not any("/_static/pyodide/" in f for f in files)
-    assert any(f.endswith("/_static/browser/mha-numpy.json") for f in files)
+def test_a_page_on_disk_says_why_it_cannot(browser, site):  # noqa: F811
+    """Pyodide cannot start from file:// (nor fetch its packages offline; the offline zip does
+    not carry it, tests/site/test_offline.py): a page read from disk says why and where to run
+    the cells instead."""
     ctx = browser.new_context()
     ctx.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file:")
               else r.abort())

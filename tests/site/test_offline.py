@@ -1,5 +1,6 @@
 """The offline copy: ``_build/transformer-book-html.zip`` (written by every full build) holds both
-editions with MathJax, and its pages work from the disk in a browser with the network cut off."""
+editions with MathJax, its pages work from the disk in a browser with the network cut off, and
+chapter 6's translator translates there; it carries what a page on disk uses and no more."""
 from __future__ import annotations
 
 import zipfile
@@ -75,4 +76,44 @@ def test_pages_open_from_disk_without_network(browser, unzipped, lang):
     finally:
         ctx.close()
     assert not outside, f"requests to the network: {outside[:5]}"
+    assert not errors, f"JavaScript errors: {errors}"
+
+
+def test_zip_carries_what_a_page_on_disk_uses(unzipped):
+    """A page read from file:// loads ONNX Runtime Web as classic scripts and cannot start Pyodide:
+    the zip carries those scripts, not the WebAssembly files an HTTP page loads, nor Pyodide."""
+    for lang in LANGS:
+        static = unzipped / lang / "_static"
+        assert (static / "ort" / "ort-wasm.js").is_file()
+        assert (static / "ort" / "ort-glue.js").is_file()
+        assert not (static / "ort" / "ort-wasm-simd-threaded.wasm").exists()
+        assert not (static / "pyodide").exists()
+        assert (HTML / lang / "_static" / "pyodide" / "pyodide.asm.wasm").is_file()
+        assert (static / "browser" / "mha-numpy.json").is_file()
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_zip_translates_without_network(browser, unzipped, lang):
+    """Chapter 6's translator in the offline copy, in a Chromium without
+    --allow-file-access-from-files (a reader's) and with the network off."""
+    plain = browser.browser_type.launch(executable_path="/usr/bin/chromium", headless=True,
+                                        args=["--no-sandbox", "--disable-gpu",
+                                              "--disable-background-networking"])
+    ctx = plain.new_context(offline=True)
+    errors: list[str] = []
+    pg = ctx.new_page()
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        pg.goto((unzipped / lang / "training-translation.html").as_uri(), wait_until="load")
+        pg.locator("div.d2l-translator").scroll_into_view_if_needed()
+        pg.wait_for_function("document.querySelector('div.d2l-translator.d2l-translator-ready')"
+                             " !== null", timeout=60_000)
+        pg.locator("input.d2l-translator-input").fill("I'm home.")
+        pg.wait_for_function("document.querySelector('div.d2l-translator')"
+                             ".hasAttribute('data-ms')", timeout=30_000)
+        assert pg.locator(".d2l-translator-beam").count() == 2
+        assert "…" not in pg.locator(".d2l-translator-results").text_content()
+    finally:
+        ctx.close()
+        plain.close()
     assert not errors, f"JavaScript errors: {errors}"

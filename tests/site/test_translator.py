@@ -1,6 +1,7 @@
 """Chapter 6's "translate it yourself" panel in Chromium, offline: the page translates with the
-chapter's exported models exactly as d2lmini does, answers bad input with a message, never
-inserts the reader's text as HTML, and works from file://. (Its speed: bench/translator.py.)
+chapter's exported models exactly as d2lmini does, answers bad input with a message and never
+inserts the reader's text as HTML. (From file://, in the offline zip: tests/site/test_offline.py;
+its speed: bench/translator.py.)
 Screenshots go to ``_build/screenshots/``."""
 from __future__ import annotations
 
@@ -164,29 +165,3 @@ def test_a_fresh_page_translates_the_first_sentence(browser, site):  # noqa: F81
         assert "…" not in pg.locator(".d2l-translator-results").text_content()
     finally:
         ctx.close()
-
-
-def test_translates_from_disk_without_network(browser):  # noqa: F811
-    """From file://, in a Chromium without --allow-file-access-from-files (a reader's; the
-    fixture's has it, for the offline zip's pages): the runtime and the models load as classic
-    scripts, no fetch and no module import."""
-    plain = browser.browser_type.launch(executable_path="/usr/bin/chromium", headless=True,
-                                        args=["--no-sandbox", "--disable-gpu",
-                                              "--disable-background-networking"])
-    ctx = plain.new_context(offline=True)
-    errors: list[str] = []
-    pg = ctx.new_page()
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    try:
-        pg.goto((HTML / "zh" / f"{CHAPTER}.html").as_uri(), wait_until="load")
-        pg.locator("div.d2l-translator").scroll_into_view_if_needed()
-        pg.wait_for_function(READY, timeout=60_000)
-        pg.locator("input.d2l-translator-input").fill("I'm home.")
-        pg.wait_for_function("document.querySelector('div.d2l-translator')"
-                             ".hasAttribute('data-ms')", timeout=30_000)
-        assert pg.locator(".d2l-translator-beam").count() == len(MODELS)
-        assert "…" not in pg.locator(".d2l-translator-results").text_content()
-    finally:
-        ctx.close()
-        plain.close()
-    assert not errors, f"JavaScript errors: {errors}"

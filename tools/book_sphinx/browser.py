@@ -123,34 +123,29 @@ def allowed_modules(packages=BROWSER_PACKAGES) -> set[str]:
     return set(sys.stdlib_module_names) | set(packages)
 
 
-#: run in a fresh interpreter by :func:`select_cells`: reads the cells (JSON) on stdin and writes,
-#: for each, whether it ran and what it printed
+#: how the page and the build run a cell (one file for both: ``run_cell``, ``take_figures``)
+RUN_CELL = Path(__file__).resolve().parents[2] / "_static" / "d2l_browser_run.py"
+
+#: run in a fresh interpreter by :func:`select_cells`: reads the cells (JSON) on stdin, runs each
+#: as the page would (``run_cell``), a failed one again with only its constants, and writes for
+#: each whether it ran and what it printed
 _RUNNER = r"""
-import ast, contextlib, io, json, signal, sys, traceback
-cells, seconds = json.load(sys.stdin)
+import json, signal, sys
+cells, seconds, helper = json.load(sys.stdin)
+exec(compile(open(helper, encoding="utf-8").read(), helper, "exec"))
 def alarm(*_):
     raise TimeoutError(f"the cell ran longer than {seconds} s")
 signal.signal(signal.SIGALRM, alarm)
 ns, results = {"__name__": "__main__"}, []
 def run(code):
-    trial, out = dict(ns), io.StringIO()
-    try:
-        signal.alarm(seconds)
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-            tree = ast.parse(code)
-            last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
-            exec(compile(tree, "<cell>", "exec"), trial)
-            if last is not None:
-                value = eval(compile(ast.Expression(last.value), "<cell>", "eval"), trial)
-                if value is not None:
-                    print(repr(value))
-        signal.alarm(0)
-    except BaseException as e:
-        signal.alarm(0)
-        return None, {"ok": False, "error": f"{type(e).__name__}: {e}"}
-    if "matplotlib.pyplot" in sys.modules:
-        sys.modules["matplotlib.pyplot"].close("all")
-    return trial, {"ok": True, "stdout": out.getvalue()}
+    trial = dict(ns)
+    signal.alarm(seconds)
+    stdout, _, error = run_cell(code, trial)
+    signal.alarm(0)
+    take_figures()
+    if error:
+        return None, {"ok": False, "error": error}
+    return trial, {"ok": True, "stdout": stdout}
 for code, constants in cells:
     trial, result = run(code)
     if trial is None and constants:
@@ -176,7 +171,8 @@ def select_cells(sources: list[str], lang: str = "en", packages=BROWSER_PACKAGES
     with tempfile.TemporaryDirectory() as tmp:  # what a cell writes stays out of the tree
         done = subprocess.run(
             [sys.executable, "-c", _RUNNER],
-            input=json.dumps([[(c, constants_of(c)) for _, c, _ in candidates], seconds]),
+            input=json.dumps([[(c, constants_of(c)) for _, c, _ in candidates], seconds,
+                              str(RUN_CELL)]),
             capture_output=True, text=True, cwd=tmp, env=env, check=False)
     if done.returncode:
         raise RuntimeError(f"choosing the cells that run in the browser failed:\n{done.stderr}")
