@@ -73,13 +73,16 @@ def test_python_starts_offline_from_the_site(page, site, lang):  # noqa: F811
     spec = _spec(lang, "mha-numpy")
     boxes = page.locator("div.d2l-run")
     assert boxes.count() == len(spec["cells"]) >= 10
-    # each box sits under the cell it runs, and holds that cell's code as it runs here
-    for position, cell in enumerate(spec["cells"][:5]):
+    # each box sits under the cell it runs and holds that cell's code as it runs here: the page's
+    # code cell right above it shows the box's first line
+    inputs = page.evaluate("() => Array.from(document.querySelectorAll('div.cell div.cell_input'))"
+                           ".map(i => [i.textContent, i.nextElementSibling.className])")
+    assert len(inputs) == spec["code_cells"]
+    for position, cell in enumerate(spec["cells"]):
         assert boxes.nth(position).locator("textarea").input_value() == cell["code"]
-        shown = page.evaluate(
-            "i => document.querySelectorAll('div.cell div.cell_input')[i].nextElementSibling"
-            ".querySelector('textarea').value", cell["index"])
-        assert shown == cell["code"]
+        text, below = inputs[cell["index"]]
+        first = next(line for line in cell["code"].splitlines() if line.strip())
+        assert below == "d2l-run" and first.strip() in text, (cell["index"], first)
     intro = page.locator(".d2l-browser-intro").text_content()
     assert str(len(spec["cells"])) in intro and str(spec["code_cells"]) in intro
     result = _run(page, 0, "print(6 * 7)\nsum(range(10))")
