@@ -186,3 +186,12 @@ def test_run_cell_runs_like_a_notebook():
     figures = take_figures()
     assert len(figures) == 1 and base64.b64decode(figures[0])[:8] == b"\x89PNG\r\n\x1a\n"
     assert take_figures() == []
+
+
+def test_strip_cell_leaves_no_doubled_blank_lines():
+    source = ("import torch\n\nimport numpy as np\n\nimport d2lmini as d2l\n\nd2l.set_seed(0)\n"
+              "x = 1\n\n\ndef f():\n    return x\n")
+    code, dropped = strip_cell(source, allowed_modules(), set())
+    # the author's two blank lines before a def stay; the gaps of what was taken out do not
+    assert code == "import numpy as np\n\nx = 1\n\n\ndef f():\n    return x"
+    assert dropped == 3

@@ -111,10 +111,10 @@ def test_numpy_without_a_network_says_so(page, site, lang):  # noqa: F811
     assert ("CDN" in message) and ("需要联网" in message if lang == "zh" else "network" in message)
     assert result["ran"] == "waiting"
     assert all(u.startswith("https://cdn.jsdelivr.net/pyodide/") for u in page.outside)
-    # the page still answers: a pure-Python cell runs after the failure
-    assert _run(page, 0, "print('still here')")["output"] == "still here\n"
     first.scroll_into_view_if_needed()
     page.screenshot(path=str(SHOTS / f"browser-run-{lang}-offline.png"))
+    # the page still answers: a pure-Python cell runs after the failure
+    assert _run(page, 0, "print('still here')")["output"] == "still here\n"
 
 
 def test_only_the_numpy_chapters_offer_it(site):  # noqa: F811

@@ -79,7 +79,16 @@ def strip_cell(source: str, allowed: set[str], unavailable: set[str],
         drop.append((stmt.lineno, stmt.end_lineno or stmt.lineno))
     lines = source.splitlines()
     gone = {i for first, last in drop for i in range(first, last + 1)}
-    kept = [line for i, line in enumerate(lines, start=1) if i not in gone]
+    kept: list[str] = []
+    after_gap = True  # blank lines that a line taken out would leave doubled (or first) go too
+    for i, line in enumerate(lines, start=1):
+        if i in gone:
+            after_gap = True
+        elif line.strip():
+            kept.append(line)
+            after_gap = False
+        elif not (after_gap and (not kept or not kept[-1].strip())):
+            kept.append(line)
     while kept and not kept[-1].strip():
         kept.pop()
     return "\n".join(kept), len(gone)
@@ -307,9 +316,17 @@ def add_launch_item(app, pagename, templatename, context, doctree) -> None:
                                      "label": "browser-run"})
 
 
+def always_reread(app, env, added, changed, removed) -> list[str]:
+    """The pages of ``book_browser_pages``: read and written by every build (their executed
+    outputs come from the cache), so that their cells are chosen again even when only this
+    extension or the runner changed."""
+    return [page for page in app.config.book_browser_pages if page in env.found_docs]
+
+
 def setup(app):
     app.add_config_value("book_browser_pages", ["mha-numpy", "embeddings-positional-encoding"],
                          "html")
+    app.connect("env-get-outdated", always_reread)
     app.connect("doctree-resolved", write_cells)
     # after sphinx-book-theme has added its launch buttons (priority 500)
     app.connect("html-page-context", add_launch_item, priority=950)
