@@ -173,22 +173,22 @@ def select_cells(sources: list[str], lang: str = "en", packages=BROWSER_PACKAGES
     "dropped": lines taken out, "stdout": what it printed here}``."""
     allowed, unavailable = allowed_modules(packages), set()
     stripped = [strip_cell(s, allowed, unavailable, lang) for s in sources]
-    candidates = [(i, code, dropped) for i, (code, dropped) in enumerate(stripped)
-                  if _has_statements(code)]
+    candidates = [(i, code, dropped, constants_of(code))
+                  for i, (code, dropped) in enumerate(stripped) if _has_statements(code)]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"}
     env.update(MPLBACKEND="Agg", PYTHONHASHSEED="0")
     with tempfile.TemporaryDirectory() as tmp:  # what a cell writes stays out of the tree
         done = subprocess.run(
             [sys.executable, "-c", _RUNNER],
-            input=json.dumps([[(c, constants_of(c)) for _, c, _ in candidates], seconds,
+            input=json.dumps([[(c, constants) for _, c, _, constants in candidates], seconds,
                               str(RUN_CELL)]),
             capture_output=True, text=True, cwd=tmp, env=env, check=False)
     if done.returncode:
         raise RuntimeError(f"choosing the cells that run in the browser failed:\n{done.stderr}")
     chosen = []
-    for (i, code, dropped), r in zip(candidates, json.loads(done.stdout)):
+    for (i, code, dropped, constants), r in zip(candidates, json.loads(done.stdout)):
         if r["ok"] and r.get("constants"):
-            code = constants_of(code)
+            code = constants
             dropped = len(sources[i].splitlines()) - len(code.splitlines())
         if r["ok"]:
             chosen.append({"index": i, "code": code, "dropped": dropped, "stdout": r["stdout"],
@@ -292,13 +292,11 @@ def write_cells(app, doctree, docname: str) -> None:
             "pyodide": pyodide_version(app),
             "cells": [{k: c[k] for k in ("index", "code", "dropped", "constants_only")}
                       for c in chosen]}
-    (folder / f"{docname}.json").write_text(json.dumps(page, ensure_ascii=False),
-                                            encoding="utf-8")
     font = cjk_subset("".join(c["code"] for c in chosen), folder / f"{docname}-cjk.otf")
     if font is not None:
         page["font"] = {"file": f"browser/{font.name}", "family": CJK_FAMILY}
-        (folder / f"{docname}.json").write_text(json.dumps(page, ensure_ascii=False),
-                                                encoding="utf-8")
+    (folder / f"{docname}.json").write_text(json.dumps(page, ensure_ascii=False),
+                                            encoding="utf-8")
     reference = [{"index": c["index"], "stdout": c["stdout"]} for c in chosen]
     (folder / f"{docname}-reference.json").write_text(
         json.dumps(reference, ensure_ascii=False, indent=1), encoding="utf-8")
