@@ -1,7 +1,8 @@
 """Trained weights cached on disk, keyed by a fingerprint of the data and the configuration.
 
 The book builds each chapter twice (中文 and English) with identical code: a model trained in
-the first edition is loaded, not trained again, in the second. A key is a hash of everything
+one edition is loaded, not trained again, in the other (the two are built side by side; a lock
+makes the second wait for the first's training). A key is a hash of everything
 that determines the weights (the training pairs, the hyperparameters, the seed, the torch
 version, and the d2lmini code that trains: every file of the package), so changing any of them
 trains afresh.
@@ -12,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -93,15 +95,36 @@ def load_or_train(net: nn.Module, key: str, train: Callable[[], Any], *,
     if not callable(train):
         raise TypeError(f"train must be callable; got {type(train).__name__}")
     path = train_cache_dir(cache_dir) / f"{key}.pt"
-    if path.exists():
-        device = next(net.parameters()).device
-        saved = torch.load(path, map_location=device, weights_only=False)
-        net.load_state_dict(saved["state_dict"])
-        return saved["result"], True
-    result = train()
-    stored = asdict(result) if is_dataclass(result) and not isinstance(result, type) else result
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    torch.save({"state_dict": net.state_dict(), "result": stored}, tmp)
-    os.replace(tmp, path)  # atomic: a concurrent reader sees the whole file or none
-    return stored, False
+    with _only_one_trainer(path):  # a process training the same key finishes first
+        if path.exists():
+            device = next(net.parameters()).device
+            saved = torch.load(path, map_location=device, weights_only=False)
+            net.load_state_dict(saved["state_dict"])
+            return saved["result"], True
+        result = train()
+        stored = asdict(result) if is_dataclass(result) and not isinstance(result, type) \
+            else result
+        tmp = path.with_suffix(".tmp")
+        torch.save({"state_dict": net.state_dict(), "result": stored}, tmp)
+        os.replace(tmp, path)  # atomic: a concurrent reader sees the whole file or none
+        return stored, False
+
+
+@contextmanager
+def _only_one_trainer(path: Path):
+    """Hold an exclusive lock on ``<path>.lock`` (POSIX ``flock``; the system releases it when
+    the process ends, however it ends): two processes that ask for the same weights at once
+    (the book's two editions, built side by side) train them once; the second waits and
+    loads. Where ``fcntl`` is missing (Windows) nothing is locked and both may train."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    with open(path.with_suffix(".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)

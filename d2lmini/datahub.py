@@ -233,6 +233,21 @@ class DataSource:
         return f"{self.name}: {self.description}"
 
 
+#: The environment variable naming a file to which :func:`locate`, :func:`offline_corpus` and
+#: :func:`download` append the name of each data set they look for, one per line (also from
+#: processes a notebook starts). The book build sets it in its kernels to learn which data each
+#: chapter read: a chapter that read none, or only data sets two builds have alike, is executed
+#: once for both (``tools/build_book.py``).
+DATA_READ_LOG_ENV = "D2LMINI_DATA_READ_LOG"
+
+
+def _record_read(name: str) -> None:
+    path = os.environ.get(DATA_READ_LOG_ENV)
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(name + "\n")
+
+
 def _offline() -> bool:
     return os.environ.get("D2LMINI_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
 
@@ -252,6 +267,7 @@ def offline_corpus(name: str) -> OfflineCorpus:
         TypeError, ValueError: ``name`` is not a str, or not a data set of :data:`DATASETS`.
     """
     _check_name(name)
+    _record_read(name)
     module, function = DATASETS[name].offline.split(":")
     corpus = getattr(importlib.import_module(module), function)()
     if not isinstance(corpus, OfflineCorpus) or (corpus.text is None) == (corpus.path is None):
@@ -327,6 +343,7 @@ def download(name: str, cache_dir: str | os.PathLike | None = None, *, timeout: 
         OSError: every attempt failed (the last error is chained).
     """
     _check_name(name)
+    _record_read(name)
     check_positive_int(retries, "retries")
     check_number(timeout, "timeout", above=0)  # seconds
     url, sha1 = DATA_HUB[name]
@@ -428,6 +445,7 @@ def locate(name: str) -> DataSource | None:
         TypeError, ValueError: ``name`` is not a str, or not a data set of :data:`DATA_HUB`.
     """
     _check_name(name)
+    _record_read(name)
     rel = Path(DATASET_FILES[name])
     data_dir = os.environ.get("D2LMINI_DATA_DIR", "").strip()
     if data_dir:

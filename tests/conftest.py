@@ -17,12 +17,17 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT / "tools"))  # bookmeta: the editions and the toc, for every test
+import ci_times  # noqa: E402
+
+# the groups of tests in CI's table of where the time goes (tools/ci_times.py)
+_TEST_TIMES: dict[str, list[tuple[float, float]]] = {}
 
 # read before the D2LMINI_* variables are removed below
 _TEST_DATA_DIR = os.environ.get("D2LMINI_TEST_DATA_DIR")
@@ -65,3 +70,26 @@ def tmp_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     cache.mkdir()
     monkeypatch.setenv("D2LMINI_CACHE_DIR", str(cache))
     return cache
+
+
+def _time_group(item: pytest.Item) -> str:
+    """The group a test's time is counted in, in CI's table (tools/ci_times.py)."""
+    for marker, group in (("browser", "tests: in Chromium"), ("pdf", "tests: PDFs"),
+                          ("book", "tests: the built book")):
+        if item.get_closest_marker(marker):
+            return group
+    folder = Path(str(item.fspath)).parent.name
+    return {"lib": "tests: library (tests/lib)", "book": "tests: sources and tools (tests/book)",
+            "setup": "tests: set-up (tests/setup)"}.get(folder, f"tests: tests/{folder}")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem):
+    start = time.time()
+    yield
+    _TEST_TIMES.setdefault(_time_group(item), []).append((start, time.time()))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    for group, spans in _TEST_TIMES.items():
+        ci_times.record_intervals(group, spans, tests=len(spans))

@@ -24,6 +24,16 @@ TITLES = {"zh": "可执行的 Transformer", "en": "The Transformer, executable"}
 #: The language switcher's label and tooltip, in the language it switches to.
 SWITCH_LABEL = {"zh": "中文", "en": "English"}
 SWITCH_TITLE = {"zh": "切换到中文版", "en": "Read this page in English"}
+#: Seconds a chapter's cells may take on a 2-core CI machine (CONTRIBUTING.md, "Execution
+#: budget"): the execution report shows each chapter's time against it and flags one over it.
+BUDGET_S = 60
+#: Chapters with a budget of their own: chapter 6 adds about 3 minutes of training.
+CHAPTER_BUDGET_S = {"training-translation": 60 + 180}
+
+
+def budget_s(page: str) -> int:
+    """The execution budget of ``page`` (a file name of ``_toc.yml``), in seconds."""
+    return CHAPTER_BUDGET_S.get(page, BUDGET_S)
 
 
 def load_yaml(path: Path) -> dict:

@@ -11,7 +11,11 @@ names in ``_toc.yml`` are relative to ``book/<lang>/``. For each edition this sc
 ``_config.yml`` into a Sphinx configuration with jupyter-book's own converter, adds the
 per-edition settings (language, Chinese search with jieba, output and cache folders, launch
 buttons, language switcher), writes it as ``_build/.conf/<variant>/<lang>/conf.py`` and runs
-``sphinx-build -W --keep-going`` on ``book/<lang>``.
+``sphinx-build -W --keep-going`` on ``book/<lang>``. Where two cores are usable the two editions
+are built side by side (``-j``): a single build leaves about half of two cores idle (Sphinx and
+a notebook's Python are one thread each), each edition has its own folders (myst-nb's output
+folder too, ``book_sphinx.claims``), and a model both editions train is trained once
+(``d2l.load_or_train`` locks its key; the other edition waits and loads).
 
 Chapters are executed by myst-nb in ``cache`` mode: a rebuild without code changes executes
 nothing. myst-nb keys its cache by the code cells alone, so the cache folder,
@@ -19,7 +23,9 @@ nothing. myst-nb keys its cache by the code cells alone, so the cache folder,
 outputs: ``<data>`` fingerprints the files d2lmini finds (the real files or the offline corpus),
 ``<code>`` the d2lmini package's files, the installed packages (the lock), the Python and the CJK
 font matplotlib will use (:func:`cache_key`). Change a library function that no cell shows and
-every chapter executes again. The kernels run with ``OMP_WAIT_POLICY=PASSIVE`` and one OpenMP
+every chapter executes again. A chapter that read no data set that two builds have differently
+(the published and the nothing-at-all builds) is executed once for both
+(:func:`share_executions`). The kernels run with ``OMP_WAIT_POLICY=PASSIVE`` and one OpenMP
 thread per usable core (:func:`kernel_env`), so that a build beside another CPU-bound process
 slows down in proportion instead of collapsing; a cell may run for ``CELL_TIMEOUT`` seconds
 (``D2LMINI_CELL_TIMEOUT``), far above what a machine five times slower than CI needs. A failing
@@ -40,11 +46,13 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import ci_times  # noqa: E402
 from bookmeta import LANGS, ROOT, SPHINX_LANGUAGE, TITLES, load_yaml, toc_files  # noqa: E402
 
 BUILD = ROOT / "_build"  # the default; --build-dir changes it (the jupyter cache stays here)
@@ -211,27 +219,35 @@ def _once(fn):
 
 
 @_once
-def data_fingerprint() -> tuple[str, dict[str, str]]:
-    """A short hash of the data the chapters will read, and what each data set is.
+def dataset_digests() -> dict[str, str]:
+    """What each data set the chapters may read is in this build: ``{name: "<kind>:<sha256>"}``.
 
     Asks d2lmini where each data set is (local directory, cache, a download now, or the offline
     corpus, built here if it is built) in the environment the kernels inherit, and hashes the
-    files, or the offline corpus (it is generated deterministically)."""
+    file, or the offline corpus (it is generated deterministically)."""
     sys.path.insert(0, str(ROOT))
     import d2lmini as d2l
 
-    sources, h = {}, hashlib.sha256()
+    digests = {}
     for name in d2l.DATASETS:
-        source = d2l.resolve(name)
-        sources[name] = source.kind
-        h.update(f"{name}:{source.kind}:".encode())
+        source, h = d2l.resolve(name), hashlib.sha256()
         if source.path is not None:
             with open(source.path, "rb") as f:
                 for chunk in iter(lambda: f.read(1 << 22), b""):
                     h.update(chunk)
         else:
             h.update(source.read_text().encode())
-    return h.hexdigest()[:12], sources
+        digests[name] = f"{source.kind}:{h.hexdigest()}"
+    return digests
+
+
+@_once
+def data_fingerprint() -> tuple[str, dict[str, str]]:
+    """A short hash of the data the chapters will read (:func:`dataset_digests`), and the kind
+    of each data set's source."""
+    digests = dataset_digests()
+    h = hashlib.sha256(json.dumps(digests, sort_keys=True).encode())
+    return h.hexdigest()[:12], {name: d.split(":", 1)[0] for name, d in digests.items()}
 
 
 def package_fingerprint(package: Path = PACKAGE) -> str:
@@ -286,7 +302,8 @@ def jupyter_cache_dir(lang: str, package: Path = PACKAGE) -> Path:
     folder = CACHE_ROOT / f"data-{fingerprint}-code-{cache_key(package)}"
     folder.mkdir(parents=True, exist_ok=True)
     env = environment_description()
-    key = {"data": sources, "d2lmini": package_fingerprint(package), "python": env["python"],
+    key = {"data": sources, "datasets": dataset_digests(),
+           "d2lmini": package_fingerprint(package), "python": env["python"],
            "cjk_font": env["cjk_font"], "packages": len(env["packages"])}
     (folder / "KEY.json").write_text(json.dumps(key, indent=1) + "\n", encoding="utf-8")
     return folder / lang
@@ -311,15 +328,99 @@ def cell_times_file(lang: str) -> Path:
     return jupyter_cache_dir(lang) / "cell-times.jsonl"
 
 
+def _cell_reads(times_file: Path) -> dict[str, set[str] | None]:
+    """{cell digest: the data sets that cell read} from an edition's cell-times file
+    (``tools/kernel_startup.py``); ``None`` for a cell whose reads were not recorded."""
+    reads: dict[str, set[str] | None] = {}
+    try:
+        lines = times_file.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return reads
+    for line in lines:
+        try:
+            record = json.loads(line)
+            digest, read = str(record["cell"]), record.get("reads")
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue  # a line cut short by a stopped kernel
+        known = reads.get(digest, set())
+        reads[digest] = None if known is None or read is None else known | set(read)
+    return reads
+
+
+def share_executions(lang: str, package: Path = PACKAGE) -> list[str]:
+    """Give this build's executed-notebook cache of edition ``lang`` each chapter that another
+    build executed with the same code and environment (the same ``code-<code>`` folder name)
+    but other data, when the chapter read no data set that the two builds have differently.
+
+    What a chapter read is what its kernel recorded for each code cell (``reads`` in the
+    edition's ``cell-times.jsonl``, :mod:`kernel_startup`); a chapter with a cell whose reads
+    were not recorded is not shared. So the published build and the nothing-at-all build
+    execute once the chapters that read no data, and chapter 3 when both use text8's offline
+    substitute; the preface (which looks for every data set) and chapter 6 run in each. The
+    adopted chapters' cell times come along. Returns the adopted chapters' files."""
+    from book_sphinx.timing import cell_digest
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    target = jupyter_cache_dir(lang, package)
+    ours = dataset_digests()
+    dest = get_cache(str(target))
+    have = {r.hashkey for r in dest.list_cache_records()}
+    adopted: list[str] = []
+    for folder in sorted(CACHE_ROOT.glob(f"data-*-code-{cache_key(package)}")):
+        if folder == target.parent or not (folder / lang).is_dir():
+            continue
+        try:
+            theirs = json.loads((folder / "KEY.json").read_text(encoding="utf-8"))["datasets"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # made before data sets were keyed one by one
+        differ = {n for n in set(ours) | set(theirs) if ours.get(n) != theirs.get(n)}
+        times_file = folder / lang / "cell-times.jsonl"
+        reads = _cell_reads(times_file)
+        source = get_cache(str(folder / lang))
+        for record in source.list_cache_records():
+            if record.hashkey in have:
+                continue
+            bundle = source.get_cache_bundle(record.pk)
+            cells = [cell_digest(c.source) for c in bundle.nb.cells
+                     if c.cell_type == "code" and c.source.strip()]
+            if any(reads.get(d) is None or reads[d] & differ for d in cells):
+                continue
+            dest.cache_notebook_bundle(CacheBundleIn(bundle.nb, record.uri, data=record.data),
+                                       check_validity=False)
+            _copy_cell_times(times_file, target / "cell-times.jsonl", set(cells))
+            have.add(record.hashkey)
+            adopted.append(Path(record.uri).stem)
+    return adopted
+
+
+def _copy_cell_times(source: Path, dest: Path, cells: set[str]) -> None:
+    """Append the lines of ``source`` about ``cells`` to ``dest``."""
+    lines = []
+    for line in source.read_text(encoding="utf-8").splitlines():
+        try:
+            if json.loads(line)["cell"] in cells:
+                lines.append(line)
+        except (ValueError, KeyError, TypeError):
+            continue
+    with open(dest, "a", encoding="utf-8") as f:
+        f.writelines(line + "\n" for line in lines)
+
+
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
 def kernel_env(base: dict[str, str]) -> dict[str, str]:
     """Thread settings for the kernels, unless ``base`` sets them: OpenMP threads that sleep
     while they wait (``OMP_WAIT_POLICY=PASSIVE``; spinning threads make two CPU-bound processes
     on the same cores five times slower each instead of two) and one thread per core this
     process may use."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS, Windows
-        cores = os.cpu_count() or 1
+    cores = usable_cores()
     env = dict(base)
     for name, value in (("OMP_WAIT_POLICY", "PASSIVE"), ("OMP_NUM_THREADS", str(cores)),
                         ("MKL_NUM_THREADS", str(cores))):
@@ -435,14 +536,45 @@ def build_edition(lang: str, *, variant: str, toc_path: Path, strict: bool, asse
     # what the first trained; a build from clean (no _build) trains afresh
     env.setdefault("D2LMINI_TRAIN_CACHE", str(CACHE_ROOT.parent / ".train_cache"))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
+    adopted = share_executions(lang)
+    if adopted:
+        log(f"{lang}: executed by a build with other data, which they do not read: "
+            + ", ".join(adopted))
     log(f"{lang}: sphinx-build {' '.join(cmd[4:])}")
-    t0 = time.perf_counter()
+    before = executions(jupyter_cache_dir(lang))
+    t0, start = time.perf_counter(), time.time()
     rc = subprocess.run(cmd, cwd=ROOT, env=env, check=False).returncode
     dt = time.perf_counter() - t0
+    executed = {name: seconds for name, seconds in executions(jupyter_cache_dir(lang)).items()
+                if before.get(name) != seconds}
+    ci_times.record(f"{build_label(variant)}, {lang}", start, time.time(),
+                    executed=executed, shared=adopted)
     if rc != 0:
         raise BuildError(f"{lang}: sphinx-build failed (exit {rc}) after {dt:.0f} s")
     log(f"{lang}: built in {dt:.0f} s -> {outdir}/index.html")
     return dt
+
+
+def executions(cache_dir: Path) -> dict[str, float]:
+    """{page: seconds myst-nb took to execute it} for the notebooks cached in ``cache_dir`` (a
+    page executed again gets a new record, so comparing two of these shows what ran between)."""
+    from jupyter_cache import get_cache
+
+    if not cache_dir.exists():
+        return {}
+    return {Path(r.uri).stem: round(float(r.data.get("execution_seconds") or 0), 1)
+            for r in get_cache(str(cache_dir)).list_cache_records()}
+
+
+def build_label(variant: str) -> str:
+    """How the timing table names a build: by its variant and by the data it reads."""
+    if variant == "student":
+        return "student edition"
+    if variant == "only":
+        return "one-chapter build"
+    kinds = set(data_fingerprint()[1].values())
+    return ("published build (real data)" if kinds - {"offline"} else
+            "nothing-at-all build (offline corpora)")
 
 
 def edition_toc(lang: str, toc_path: Path, only: str | None, variant: str,
@@ -507,6 +639,9 @@ def main(argv=None) -> int:
                    help="re-read every page (sphinx -E); executed outputs still come from the "
                         "cache")
     p.add_argument("-q", "--quiet", action="store_true", help="less output from Sphinx")
+    p.add_argument("-j", "--jobs", type=int, default=min(len(LANGS), usable_cores()),
+                   help="editions built at the same time (default: both where two cores are "
+                        "usable; -j 1 builds them one after the other)")
     p.add_argument("--build-dir", type=Path, default=BUILD,
                    help="where to write the site (default _build; the executed-notebook cache "
                         "stays in _build/.jupyter_cache)")
@@ -528,11 +663,14 @@ def main(argv=None) -> int:
                              "requirements.txt; `make book` installs it) or apt install "
                              "fonts-noto-cjk")
         assets = ensure_assets(build)
-        times = {
-            lang: build_edition(lang, variant=variant, strict=strict, assets=assets, build=build,
-                                toc_path=edition_toc(lang, toc_path, args.only, variant, build),
-                                quiet=args.quiet, fresh=args.fresh)
-            for lang in langs}
+        tocs = {lang: edition_toc(lang, toc_path, args.only, variant, build) for lang in langs}
+        jupyter_cache_dir(langs[0])  # the keys, once, before the threads (see _once)
+
+        def one(lang: str) -> float:
+            return build_edition(lang, variant=variant, strict=strict, assets=assets, build=build,
+                                 toc_path=tocs[lang], quiet=args.quiet, fresh=args.fresh)
+        with ThreadPoolExecutor(max_workers=max(1, min(args.jobs, len(langs)))) as pool:
+            times = dict(zip(langs, pool.map(one, langs)))
     except BuildError as e:
         print(f"[build_book] {e}", file=sys.stderr)
         return 1

@@ -39,6 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import build_book  # noqa: E402
+import ci_times  # noqa: E402
 from bookmeta import LANGS, ROOT, TITLES, load_yaml, pdf_name, toc_files  # noqa: E402
 
 BUILD = ROOT / "_build"  # the default; --build-dir changes it, as for tools/build_book.py
@@ -337,7 +338,7 @@ def main(argv=None) -> int:
     langs = args.lang or list(LANGS)
     variants = VARIANTS if args.variant == "all" else (args.variant,)
     jobs = [(lang, v) for v in variants for lang in langs]
-    t0 = time.perf_counter()
+    t0, start = time.perf_counter(), time.time()
     try:
         assets = build_book.ensure_assets(build)
         for lang in langs:  # the cache key, once, before the threads (see build_book._once)
@@ -352,6 +353,7 @@ def main(argv=None) -> int:
         print(f"[build_pdf] {e}", file=sys.stderr)
         return 1
     total = time.perf_counter() - t0
+    ci_times.record(f"PDFs ({', '.join(stem(lang, v) for lang, v in jobs)})", start, time.time())
     log(", ".join(f"{r['name']}: {r['sphinx_s'] + r['latex_s']:.0f} s" for r in results)
         + f"; total {total:.0f} s")
     return 0

@@ -37,7 +37,10 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 import urllib.request
+
+import ci_times  # tools/: this script's folder
 
 MIN_PYTHON = (3, 10)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -473,8 +476,6 @@ def count_ruff_findings(output):
 def run_check(args, env):
     """ruff, then the library tests and the source checks; every part runs, and the command
     fails when any part failed."""
-    import time
-
     t0 = time.time()
     proc = subprocess.run([venv_python(), "-m", "ruff", "check", "--output-format", "concise",
                            "."], cwd=ROOT, env=env, capture_output=True, text=True)
@@ -624,11 +625,13 @@ def main(argv):
                 raise SetupError("no working .venv to record: run `make test` first")
             write_lock()
             return 0
+        t0 = time.time()
         setup()
         if command == "setup":
             return 0
         if command in ("test", "pdf"):
             ensure_system_packages()
+        ci_times.record(f"set-up (make {command})", t0, time.time())
         if command == "bench":
             pip(["--no-deps", "-r", "bench/requirements.txt"], "the benchmark's reference (d2l)")
         env = dict(os.environ)

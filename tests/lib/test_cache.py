@@ -1,6 +1,10 @@
 """d2lmini.cache: trained weights kept on disk under a key of the data and configuration."""
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 import torch
 from torch import nn
@@ -67,3 +71,33 @@ def test_bad_arguments(tmp_path):
         cache.load_or_train(net, "../k", lambda: None, cache_dir=tmp_path)
     with pytest.raises(TypeError, match="train"):
         cache.load_or_train(net, "k", None, cache_dir=tmp_path)
+
+
+TRAIN_IN_A_PROCESS = """
+import sys, time, torch
+from d2lmini import cache
+net = torch.nn.Linear(2, 2)
+def train():
+    with open(sys.argv[2], "a") as f:
+        f.write("trained\\n")
+    time.sleep(1.0)  # long enough for the other process to ask meanwhile
+    return {"by": sys.argv[3]}
+result, cached = cache.load_or_train(net, "same-key", train, cache_dir=sys.argv[1])
+print(result["by"], cached)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the lock is POSIX flock; Windows trains twice")
+def test_two_processes_asking_at_once_train_once(tmp_path):
+    """The two editions of the book are built side by side: the second to ask waits for the
+    first's training and loads its weights."""
+    log = tmp_path / "trainings.log"
+    procs = [subprocess.Popen([sys.executable, "-c", TRAIN_IN_A_PROCESS, str(tmp_path / "w"),
+                               str(log), name], stdout=subprocess.PIPE, text=True,
+                              cwd=Path(cache.__file__).parents[1])
+             for name in ("a", "b")]
+    outs = [p.communicate(timeout=120)[0].split() for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert log.read_text().splitlines() == ["trained"]
+    assert sorted(o[1] for o in outs) == ["False", "True"]  # one trained, the other loaded
+    assert outs[0][0] == outs[1][0]  # both got the trainer's result

@@ -128,3 +128,21 @@ def test_locate_checks_its_name():
         d2l.locate("wmt14")
     with pytest.raises(TypeError, match="name must be a str"):
         d2l.locate(3)
+
+
+def test_every_look_for_a_data_set_is_recorded_where_the_build_asks(tmp_path, monkeypatch,
+                                                                     tmp_cache):
+    """With D2LMINI_DATA_READ_LOG set (the book's kernels set it), locate, resolve and the
+    offline corpus append the data set's name, so the build knows which data a chapter read;
+    without it nothing is written."""
+    log = tmp_path / "reads.log"
+    monkeypatch.delenv("D2LMINI_DATA_DIR", raising=False)
+    monkeypatch.delenv(datahub.DATA_READ_LOG_ENV, raising=False)
+    d2l.locate("text8")
+    assert not log.exists()
+    monkeypatch.setenv(datahub.DATA_READ_LOG_ENV, str(log))
+    d2l.locate("text8")
+    d2l.resolve("fra-eng")  # offline: the corpus shipped with the package
+    assert log.read_text(encoding="utf-8").split() == ["text8", "fra-eng", "fra-eng"]
+    datahub.offline_corpus("cmn-eng")
+    assert log.read_text(encoding="utf-8").split()[-1] == "cmn-eng"

@@ -51,7 +51,9 @@ def test_the_build_gives_its_kernels_these_settings(tmp_path, monkeypatch):
     for name in ("OMP_WAIT_POLICY", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "D2LMINI_CELL_TIMEOUT"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(build_book.subprocess, "run", fake_run)
-    monkeypatch.setattr(build_book, "jupyter_cache_dir", lambda lang: tmp_path / "cache" / lang)
+    monkeypatch.setattr(build_book, "jupyter_cache_dir",
+                        lambda lang, package=None: tmp_path / "cache" / lang)
+    monkeypatch.setattr(build_book, "share_executions", lambda lang: [])
     build_book.build_edition("en", variant="only", toc_path=ROOT / "_toc.yml", strict=False,
                              assets=tmp_path, build=tmp_path, quiet=True)
     assert seen["env"]["OMP_WAIT_POLICY"] == "PASSIVE" and seen["env"]["D2LMINI_LANG"] == "en"

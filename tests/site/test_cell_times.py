@@ -15,6 +15,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 from book_sphinx.timing import (  # noqa: E402
     cell_digest, margin_problem, read_times, summarise,
 )
+from bookmeta import budget_s  # noqa: E402
 
 STARTUP = ROOT / "tools" / "kernel_startup.py"
 
@@ -35,6 +36,27 @@ def test_a_kernel_times_its_cells(tmp_path, monkeypatch):
     # the startup file leaves nothing in the notebook's namespace
     names = nb.cells[2].outputs[0]["text"]
     assert "_time_cells" not in names and "'hashlib'" not in names, names
+
+
+def test_a_kernel_records_the_data_each_cell_read(tmp_path, monkeypatch):
+    """The build shares a chapter between builds with other data only when it read none of what
+    differs: what a cell read (also in a process it started) is on the cell's line."""
+    import json
+
+    from nbclient import NotebookClient
+
+    times = tmp_path / "cell-times.jsonl"
+    monkeypatch.setenv("PYTHONSTARTUP", str(STARTUP))
+    monkeypatch.setenv("D2LMINI_CELL_TIMES", str(times))
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    sources = ["x = 1", "import d2lmini as d2l\nd2l.locate('text8')",
+               "import subprocess, sys\nsubprocess.run([sys.executable, '-c', 'import d2lmini; "
+               "d2lmini.resolve(\"fra-eng\")'], check=True)", "y = 2"]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+    NotebookClient(nb, kernel_name="python3", timeout=120).execute()
+    lines = [json.loads(x) for x in times.read_text(encoding="utf-8").splitlines()]
+    assert [ln["cell"] for ln in lines] == [cell_digest(s) for s in sources]
+    assert [ln["reads"] for ln in lines] == [[], ["text8"], ["fra-eng"], []]
 
 
 def test_read_times_keeps_the_latest_run_and_skips_broken_lines(tmp_path):
@@ -78,10 +100,20 @@ def test_report_gives_every_chapters_slowest_cell(lang):
     extra = sorted(set(rows) - set(notebooks(lang)))
     assert not extra, f"{lang}: pages without code in the cell times: {extra}"
     # the test build executes or reuses outputs made with the startup file: all of them timed
-    untimed = [name for name, cells in rows.items() if not cells[3][:1].isdigit()]
+    untimed = [name for name, cells in rows.items() if not cells[4][:1].isdigit()]
     assert not untimed, f"{lang}: chapters without cell times: {untimed}"
+    # each chapter's time against its budget; one over it is flagged and named
+    over = []
+    for name, cells in rows.items():
+        assert cells[3] == str(budget_s(name)), (lang, name, cells)
+        seconds = float(cells[2].split()[0].split("（")[0])
+        flagged = ("over budget" in cells[2]) or ("超出预算" in cells[2])
+        assert flagged == (seconds > budget_s(name)), (lang, name, cells)
+        over += [name] * flagged
+    budgets = table.find_previous("p").get_text(" ", strip=True)
+    assert (str(len(over)) in budgets) if over else ("budget" in budgets or "预算" in budgets)
     limit = os.environ.get("D2LMINI_CELL_TIMEOUT", "3600")
-    sentence = table.find_previous("p").get_text(" ", strip=True)
+    sentence = table.find_previous("p").find_previous("p").get_text(" ", strip=True)
     assert limit in sentence, f"{lang}: the limit {limit} s is not in {sentence!r}"
 
 

@@ -8,10 +8,12 @@ where they are missing the test is skipped and says so. The build goes to ``_bui
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
-from built_book import LANGS, ROOT, nothing_at_all_env, pages_showing_machine_paths, run_build
+from built_book import (LANGS, ROOT, build, nothing_at_all_env, pages_showing_machine_paths,
+                        run_build)
 
 import d2lmini as d2l
 
@@ -28,6 +30,7 @@ def published(shared_data_dir, tmp_path_factory):
             # the shared copies are the bytes a reader's download gives (shared/data/README.md)
             digest = hashlib.sha256(path.read_bytes()).hexdigest()
             assert digest == d2l.PUBLISHED_SHA256[name], f"{rel}: unexpected SHA-256 {digest}"
+    build()  # the nothing-at-all build first: its chapters that read no real data are shared
     env = nothing_at_all_env(tmp_path_factory.mktemp("empty-cache"))
     env["D2LMINI_DATA_DIR"] = str(shared_data_dir)
     run_build(env=env, build_dir=PUBLISHED)
@@ -45,3 +48,53 @@ def test_published_build_read_the_real_pairs(published, lang):
         encoding="utf-8"), "html.parser").get_text()
     assert "local data directory (the copy the published book uses)" in page
     assert "offline corpus" not in page.split("[d2lmini]", 1)[-1].split("\n", 1)[0]
+
+
+def _cache_folders() -> dict[str, Path]:
+    """The jupyter cache folders of this code: {"offline": ..., "published": ...} by the kinds of
+    data in their KEY.json."""
+    import json
+
+    import build_book
+
+    found = {}
+    code = build_book.cache_key()
+    for folder in (ROOT / "_build" / ".jupyter_cache").glob(f"data-*-code-{code}"):
+        key = json.loads((folder / "KEY.json").read_text(encoding="utf-8"))
+        kinds = set(key["data"].values())
+        found["offline" if kinds == {"offline"} else "published"] = folder
+    return found
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_chapter_reading_no_real_data_is_executed_once(published, lang):
+    """The published build takes from the nothing-at-all build each chapter that read no data
+    set the two have differently (build_book.share_executions): the same executed notebook, with
+    the same execution time. The chapters that read the translation pairs (their kernels recorded
+    it) are executed with the real ones."""
+    from jupyter_cache import get_cache
+
+    import build_book
+
+    folders = _cache_folders()
+    assert set(folders) == {"offline", "published"}, folders
+    records = {}
+    for which, folder in folders.items():
+        records[which] = {Path(r.uri).stem: r for r in get_cache(str(folder / lang))
+                          .list_cache_records()}
+    reads = build_book._cell_reads(folders["offline"] / lang / "cell-times.jsonl")
+    from book_sphinx.timing import cell_digest
+
+    shared, own = [], []
+    for page, record in records["published"].items():
+        theirs = records["offline"].get(page)
+        same = theirs is not None and theirs.hashkey == record.hashkey and \
+            theirs.data == record.data
+        nb = get_cache(str(folders["published"] / lang)).get_cache_bundle(record.pk).nb
+        read = set().union(*[reads.get(cell_digest(c.source)) or set() for c in nb.cells
+                             if c.cell_type == "code" and c.source.strip()])
+        pairs = read & {"fra-eng", "cmn-eng"}
+        (own if pairs else shared).append(page)
+        assert same != bool(pairs), (f"{lang}/{page} read {sorted(read)} and was "
+                                     f"{'shared' if same else 'executed again'}")
+    assert "mha-numpy" in shared and "training-translation" in own, (shared, own)

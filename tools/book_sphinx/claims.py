@@ -6,11 +6,13 @@ notebook as a hidden myst-nb glue output named ``claim__<name>`` holding the JSO
 ``{name, kind, statement, holds, values}`` (MIME type ``application/vnd.d2lmini.claim+json``).
 This extension
 
+* gives each edition a folder of its own for what myst-nb writes beside the pages
+  (``<outdir>/../jupyter_execute/<lang>``; myst-nb's own choice, ``<outdir>/../jupyter_execute``,
+  would be shared by the two editions, which ``tools/build_book.py`` builds at the same time);
 * collects those records from every executed page of the edition as it is read. myst-nb keeps
   a page's glue outputs only while it parses the page and writes them to
-  ``<outdir>/../jupyter_execute/<page>.glue.json`` (the same whether the notebook ran now or came
-  from the jupyter cache; the file is shared by both editions' builds, so it is read at once, on
-  ``doctree-read``, and kept in the environment);
+  ``<output folder>/<page>.glue.json`` (the same whether the notebook ran now or came from the
+  jupyter cache), so it is read at once, on ``doctree-read``, and kept in the environment;
 * renders them where a page writes the directive ``claims-report`` (the execution report of
   each edition): a count per chapter, then per chapter a table of its claims (name, kind,
   statement, values, status), in the page's language (``book_lang``). The report is written
@@ -26,6 +28,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +99,46 @@ def claims_from_glue(glue: dict[str, Any]) -> list[dict[str, Any]]:
                              f"an unknown kind); record it with d2lmini.claims")
         records.append(record)
     return records
+
+
+def edition_output_folder(app) -> None:
+    """``builder-inited``, after myst-nb's: its output folder one per edition (``book_lang``),
+    and the theme's notebook download taken from there (:func:`_download_from`)."""
+    config = getattr(app.env, "mystnb_config", None)
+    if config is None:
+        return
+    folder = (Path(app.outdir).parent / "jupyter_execute" / app.config.book_lang).resolve()
+    app.env.mystnb_config = config.copy(output_folder=str(folder))
+    for listener in list(app.events.listeners.get("html-page-context", [])):
+        handler = listener.handler
+        if (getattr(handler, "__module__", ""), getattr(handler, "__name__", "")) == \
+                ("sphinx_book_theme.header_buttons.launch", "add_launch_buttons"):
+            app.disconnect(listener.id)
+            # before the theme's header buttons, which read ipynb_source: they have the launch
+            # buttons' priority and were connected after them
+            app.connect("html-page-context", _download_from(folder, handler),
+                        priority=listener.priority - 1)
+
+
+def _download_from(folder: Path, launch_buttons):
+    """sphinx-book-theme's launch buttons, with the page's executed notebook (its download
+    button) copied from ``folder``: the theme copies it from ``<outdir>/../jupyter_execute``,
+    which the editions would share."""
+    def handler(app, pagename, templatename, context, doctree):
+        source = context.get("sourcename") or ""
+        notebook = folder.joinpath(*pagename.split("/")).with_suffix(".ipynb")
+        if not (source.endswith((".md", ".md.txt")) and notebook.is_file()):
+            return launch_buttons(app, pagename, templatename, context, doctree)
+        target = Path(app.outdir, "_sources", *pagename.split("/")).with_suffix(".ipynb")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(notebook, target)
+        context["sourcename"] = source + ".notebook"  # the theme's own copy skipped ...
+        try:
+            launch_buttons(app, pagename, templatename, context, doctree)
+        finally:
+            context["sourcename"] = source
+        context["ipynb_source"] = pagename + ".ipynb"  # ... and its result given
+    return handler
 
 
 def collect_claims(app, doctree) -> None:
@@ -325,6 +368,7 @@ def setup(app):
     app.add_node(claims_report_node)
     app.add_directive("claims-report", ClaimsReport)
     app.add_post_transform(ClaimsReportTransform)
+    app.connect("builder-inited", edition_output_folder, priority=600)  # myst-nb's: 500
     app.connect("doctree-read", collect_claims)
     connect_page_records(app, ENV_KEY, REPORT_KEY)
     app.connect("env-before-read-docs", note_read)

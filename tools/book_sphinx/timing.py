@@ -11,8 +11,10 @@ outputs). This extension
   ``<outdir>/../jupyter_execute/<page>.ipynb``, written just before) with those times and keeps
   the cell count, the timed total and the slowest cell in the environment;
 * renders where a page writes the directive ``cell-times`` (the execution report) a table per
-  chapter: cells, seconds of all its cells, the slowest cell, and a sentence comparing the
-  slowest with the per-cell limit ``book_cell_timeout``;
+  chapter: cells, seconds of all its cells against the chapter's budget (``bookmeta.budget_s``;
+  a chapter over it is flagged in the table and named in a sentence, never a failed build: a
+  slow machine is no error), the slowest cell, and a sentence comparing the slowest with the
+  per-cell limit ``book_cell_timeout``;
 * warns (a ``-W`` build fails) when a machine ``book_slow_factor`` times slower than this one
   would reach the limit with the slowest cell.
 """
@@ -28,6 +30,7 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
+from bookmeta import BUDGET_S, budget_s
 from book_sphinx.claims import (chapter_link, chapter_order, chapter_title, connect_page_records,
                                 getattr_or_set, make_table)
 
@@ -39,6 +42,13 @@ TEXT = {
     "en": {
         "chapter": "Chapter", "cells": "Code cells", "timed": "Seconds (all cells)",
         "slowest": "Slowest cell", "seconds": "{s:.1f} s, cell {i}: {line}",
+        "budget": "Budget (s)", "over": "{t:.1f} (over budget)",
+        "budgets_kept": "Every chapter ran within its budget (CONTRIBUTING.md: {b} s of cell "
+                        "time on a 2-core machine; chapter 6 more, for its training) in the run "
+                        "that made its outputs.",
+        "budgets_over": "{n} of {m} chapters ran over their budget (CONTRIBUTING.md: {b} s of "
+                        "cell time on a 2-core machine; chapter 6 more, for its training) in the "
+                        "run that made their outputs: {pages}.",
         "untimed": "not timed (outputs from a cache made before cells were timed)",
         "limit": "The slowest cell took {s:.1f} s when it last ran ({page}). A cell may run "
                  "for {limit} s before the build stops it, so a machine up to {margin:.0f} "
@@ -50,6 +60,11 @@ TEXT = {
     "zh": {
         "chapter": "章", "cells": "代码单元格数", "timed": "秒数（全部单元格）",
         "slowest": "最慢的单元格", "seconds": "{s:.1f} 秒，第 {i} 个单元格：{line}",
+        "budget": "预算（秒）", "over": "{t:.1f}（超出预算）",
+        "budgets_kept": "在生成其输出的那次运行中，每一章都没有超出预算（CONTRIBUTING.md："
+                        "在双核机器上单元格共运行 {b} 秒；第 6 章因训练而更多）。",
+        "budgets_over": "在生成其输出的那次运行中，{m} 章里有 {n} 章超出了预算（CONTRIBUTING.md："
+                        "在双核机器上单元格共运行 {b} 秒；第 6 章因训练而更多）：{pages}。",
         "untimed": "未计时（输出来自开始计时之前生成的缓存）",
         "limit": "最慢的单元格上次运行用了 {s:.1f} 秒（{page}）。"
                  "构建允许一个单元格运行 {limit} 秒，"
@@ -175,14 +190,18 @@ class CellTimesTransform(SphinxPostTransform):
         worst = slowest_overall(found)
         if worst is None:
             return [nodes.paragraph(text=text["none"])]
-        rows = []
+        rows, over = [], []
         for d in chapter_order(app, list(found)):
             s = found[d]
             slow = s["slowest"]
             partly = 0 < s["timed"] < s["cells"]
             cells = f"{s['timed']}/{s['cells']}" if partly else str(s["cells"])
-            rows.append([chapter_link(env.docname, d, self.title(d)), cells,
-                         f"{s['total']:.1f}" if s["timed"] else "–",
+            budget = budget_s(d.rsplit("/", 1)[-1])
+            if s["timed"] and s["total"] > budget:
+                over.append(d)
+            total = (text["over"].format(t=s["total"]) if d in over else f"{s['total']:.1f}") \
+                if s["timed"] else "–"
+            rows.append([chapter_link(env.docname, d, self.title(d)), cells, total, str(budget),
                          text["seconds"].format(s=slow["seconds"], i=slow["index"],
                                                 line=slow["line"]) if slow else text["untimed"]])
         limit = app.config.book_cell_timeout
@@ -191,9 +210,12 @@ class CellTimesTransform(SphinxPostTransform):
                                          margin=limit / max(cell["seconds"], 1e-9))
                     if limit > 0 else text["no_limit"].format(s=cell["seconds"],
                                                               page=self.title(docname)))
-        return [nodes.paragraph(text=sentence),
-                make_table([text["chapter"], text["cells"], text["timed"], text["slowest"]],
-                           rows, ["cell-times-table"])]
+        budgets = (text["budgets_over"].format(n=len(over), m=len(rows), b=BUDGET_S,
+                                               pages=", ".join(self.title(d) for d in over))
+                   if over else text["budgets_kept"].format(b=BUDGET_S))
+        return [nodes.paragraph(text=sentence), nodes.paragraph(text=budgets),
+                make_table([text["chapter"], text["cells"], text["timed"], text["budget"],
+                            text["slowest"]], rows, ["cell-times-table"])]
 
     def title(self, docname: str) -> str:
         return chapter_title(self.env, docname)
