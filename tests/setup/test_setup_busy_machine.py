@@ -1,4 +1,4 @@
-"""A busy machine: the heaviest short chapter (chapter 7) builds, executed from an empty cache,
+"""A busy machine: a PyTorch chapter (chapter 4, the shortest) builds, executed from an empty cache,
 on one core while a CPU-bound PyTorch process (bounded in time) runs on that same core.
 
 Before issue 26 the kernels' OpenMP threads spun while waiting: two CPU-bound processes on two
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 import build_book  # noqa: E402
 
-CHAPTER = "paper-to-practice"
+CHAPTER = "attention-pytorch"  # PyTorch throughout, and short: the smallest that shows it
 BURNER = """
 import time, torch
 torch.set_num_threads({threads})
