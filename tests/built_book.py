@@ -4,6 +4,13 @@ empty download cache), once per test session, and small helpers to read the resu
 The build goes to ``_build/test-offline`` so that it never replaces a reader's own ``make book``
 output; the executed-notebook cache is shared (``_build/.jupyter_cache``, one folder per set of
 data), so a ``make book`` on a machine without data makes this build quick.
+
+Where the real data sets are at hand and the session runs the published build's tests, that
+build (``D2LMINI_DATA_DIR``, into ``_build``, what ``make book`` writes) starts as soon as the
+nothing-at-all build is done, in the background at low priority (``nice``), so that it uses the
+cores the browser and PDF tests leave idle; it then takes from the nothing-at-all build the
+chapters that read no real data (``build_book.share_executions``). ``published_build`` waits for
+it.
 """
 from __future__ import annotations
 
@@ -12,6 +19,7 @@ import functools
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -21,6 +29,13 @@ from bookmeta import LANGS, ROOT, notebooks, toc_files  # noqa: F401  (re-export
 
 BUILD = ROOT / "_build" / "test-offline"
 HTML = BUILD / "html"
+PUBLISHED = ROOT / "_build"  # the published build: what `make book` writes
+#: The real data sets (``tests/conftest.py`` sets it: ``../shared/data`` beside the checkout or
+#: ``$D2LMINI_TEST_DATA_DIR``, where they are), and whether the session tests the published
+#: build (then it starts right after the nothing-at-all build).
+REAL_DATA: Path | None = None
+PUBLISHED_WANTED = False
+_published: dict = {}
 
 
 def nothing_at_all_env(cache_dir: Path | None = None) -> dict[str, str]:
@@ -51,8 +66,57 @@ def run_build(*extra: str, env: dict[str, str], build_dir: Path) -> subprocess.C
 
 @functools.cache
 def build(*extra: str) -> subprocess.CompletedProcess:
-    """The book built the nothing-at-all way into ``_build/test-offline`` (once per session)."""
-    return run_build(*extra, env=nothing_at_all_env(), build_dir=BUILD)
+    """The book built the nothing-at-all way into ``_build/test-offline`` (once per session);
+    the published build starts beside the tests after it (:func:`start_published_build`)."""
+    proc = run_build(*extra, env=nothing_at_all_env(), build_dir=BUILD)
+    if not extra and PUBLISHED_WANTED:
+        start_published_build()
+    return proc
+
+
+def start_published_build() -> None:
+    """Start the published build (the real data of :data:`REAL_DATA`, into ``_build``) in the
+    background, at low priority, its output in ``_build/published-build.log``; once."""
+    if REAL_DATA is None or _published:
+        return
+    env = nothing_at_all_env()
+    env.update(D2LMINI_DATA_DIR=str(REAL_DATA), BOOK_TIMES_BESIDE="1")
+    log = ROOT / "_build" / "published-build.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    out = open(log, "w", encoding="utf-8")  # noqa: SIM115  (closed by published_build)
+    lower = (lambda: os.nice(10)) if hasattr(os, "nice") else None
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "tools" / "build_book.py"), "-q", "--build-dir",
+         str(PUBLISHED)], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+        preexec_fn=lower, start_new_session=True)
+    _published.update(proc=proc, log=log, out=out)
+    atexit.register(stop_published_build)
+
+
+def published_build() -> Path:
+    """The published site (``_build/html``): the background build waited for, or (when none
+    was started) built now. An AssertionError with the end of its output when it fails."""
+    build()
+    start_published_build()
+    proc, out = _published["proc"], _published["out"]
+    rc = proc.wait()
+    out.close()
+    if rc != 0:
+        tail = _published["log"].read_text(encoding="utf-8", errors="replace")[-8000:]
+        raise AssertionError(f"the published build failed (exit {rc}):\n{tail}")
+    return PUBLISHED / "html"
+
+
+def stop_published_build() -> None:
+    """At the end of a session whose published build still runs (its tests were not reached):
+    stop it and what it started."""
+    proc = _published.get("proc")
+    if proc is not None and proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except OSError:
+            proc.terminate()
+        proc.wait()
 
 
 def search_index(lang: str) -> dict:

@@ -38,6 +38,10 @@ def _shared_data_dir() -> Path:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    import built_book
+
+    if (_shared_data_dir() / "fra-eng" / "fra.txt").is_file():
+        built_book.REAL_DATA = _shared_data_dir()  # for the published build, when it is tested
     for name in [k for k in os.environ if k.startswith("D2LMINI_")]:
         del os.environ[name]
     os.environ["D2LMINI_OFFLINE"] = "1"
@@ -70,6 +74,16 @@ def tmp_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     cache.mkdir()
     monkeypatch.setenv("D2LMINI_CACHE_DIR", str(cache))
     return cache
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list[pytest.Item]) -> None:
+    """The published build starts beside the tests (tests/built_book.py) only in a session that
+    tests it."""
+    import built_book
+
+    built_book.PUBLISHED_WANTED = any(
+        Path(str(item.fspath)).name == "test_published_build.py" for item in items)
 
 
 def _time_group(item: pytest.Item) -> str:

@@ -9,7 +9,9 @@ it is set, the parts of the run append one JSON line each (:func:`record`):
   seconds (myst-nb's own execution time);
 * ``tools/build_pdf.py``: the PDFs;
 * the tests (``tests/conftest.py``): the intervals of the tests of each group (browser, PDF,
-  book, library, source checks, set-up), which contain the builds the tests start.
+  book, library, source checks, set-up), which contain the builds the tests start; the
+  published build, which the tests start in the background (``tests/built_book.py``), runs
+  beside them and is marked so (``BOOK_TIMES_BESIDE``).
 
 At the end ``.ci/run`` calls ``python tools/ci_times.py START END``, which prints the table and
 writes it beside the log as JSON (``_build/ci-times.json``). A part's seconds are its own: a
@@ -36,6 +38,8 @@ def record(part: str, start: float, end: float, **extra) -> None:
     path = os.environ.get(ENV)
     if not path:
         return
+    if os.environ.get("BOOK_TIMES_BESIDE"):  # a build the tests started in the background
+        extra["beside"] = True
     line = json.dumps({"part": part, "start": start, "end": end, **extra}, ensure_ascii=False)
     with open(path, "a", encoding="utf-8") as f:
         f.write(line + "\n")
@@ -74,9 +78,12 @@ def _minus(intervals: list[tuple[float, float]], holes: list[tuple[float, float]
 def summarise(lines: list[dict], start: float, end: float) -> dict:
     """The parts of a run from its recorded lines: ``{"total": s, "parts": [{"part", "seconds",
     ...}], "rest": s}`` in the order the parts began. Lines with ``intervals`` (groups of tests)
-    contain others; their seconds leave out every line with ``start``/``end`` inside them."""
+    contain others; their seconds leave out every line with ``start``/``end`` inside them, except
+    a part that ran beside them (``beside``: a build started in the background, whose seconds
+    overlap theirs)."""
     leaves = [ln for ln in lines if "intervals" not in ln]
-    holes = [(ln["start"], ln["end"]) for ln in leaves]
+    # a part that ran beside others (a background build) is not taken out of them
+    holes = [(ln["start"], ln["end"]) for ln in leaves if not ln.get("beside")]
     parts = []
     for ln in leaves:
         extra = {k: v for k, v in ln.items() if k not in ("part", "start", "end")}
@@ -89,7 +96,8 @@ def summarise(lines: list[dict], start: float, end: float) -> dict:
                           "began": min(s for s, _ in spans), "tests": ln.get("tests", 0)})
     parts.sort(key=lambda p: p["began"])
     total = end - start
-    claimed = _length(holes + [tuple(iv) for ln in lines for iv in ln.get("intervals", [])])
+    claimed = _length([(ln["start"], ln["end"]) for ln in leaves]
+                      + [tuple(iv) for ln in lines for iv in ln.get("intervals", [])])
     return {"total": round(total, 1), "parts": parts, "rest": round(total - claimed, 1)}
 
 
@@ -99,12 +107,15 @@ def table(summary: dict) -> str:
     total = summary["total"] or 1.0
     rows = [("part", "seconds", "share")]
     for p in summary["parts"]:
-        rows.append((p["part"], f"{p['seconds']:.0f}", f"{100 * p['seconds'] / total:.0f}%"))
+        name = p["part"] + (" [beside the tests]" if p.get("beside") else "")
+        rows.append((name, f"{p['seconds']:.0f}", f"{100 * p['seconds'] / total:.0f}%"))
         for name, seconds in (p.get("executed") or {}).items():
             rows.append((f"    executed {name}", f"{seconds:.0f}", ""))
     rows.append(("the rest (collection, start-ups, shell)", f"{summary['rest']:.0f}",
                  f"{100 * summary['rest'] / total:.0f}%"))
-    rows.append(("total", f"{summary['total']:.0f}", "100%"))
+    rows.append(("total (parts marked 'beside the tests' overlap others)"
+                 if any(p.get("beside") for p in summary["parts"]) else "total",
+                 f"{summary['total']:.0f}", "100%"))
     width = max(len(r[0]) for r in rows)
     return "\n".join(f"{a:<{width}}  {b:>7}  {c:>5}" for a, b, c in rows)
 

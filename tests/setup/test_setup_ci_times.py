@@ -51,3 +51,17 @@ def test_the_command_writes_the_json_and_prints_the_table(tmp_path):
     assert "set-up" in out and "the rest" in out
     written = json.loads((tmp_path / "times.json").read_text(encoding="utf-8"))
     assert written["total"] == 40.0 and written["rest"] == 10.0
+
+
+def test_a_build_beside_the_tests_is_not_taken_out_of_them(tmp_path, monkeypatch):
+    log = tmp_path / "times.jsonl"
+    monkeypatch.setenv(ci_times.ENV, str(log))
+    ci_times.record_intervals("tests: in Chromium", [(0.0, 100.0)], tests=5)
+    monkeypatch.setenv("BOOK_TIMES_BESIDE", "1")
+    ci_times.record("published build (real data), en", 20.0, 140.0)
+    lines = [json.loads(x) for x in log.read_text(encoding="utf-8").splitlines()]
+    summary = ci_times.summarise(lines, 0.0, 150.0)
+    seconds = {p["part"]: p["seconds"] for p in summary["parts"]}
+    assert seconds == {"tests: in Chromium": 100.0, "published build (real data), en": 120.0}
+    assert summary["rest"] == 10.0
+    assert "[beside the tests]" in ci_times.table(summary)

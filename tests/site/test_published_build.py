@@ -3,7 +3,8 @@
 
 The real files come from the explicit ``shared_data_dir`` fixture, never from the environment;
 where they are missing the test is skipped and says so. The build goes to ``_build`` (what
-``make book`` writes), so that a following ``make book`` with the same data executes nothing.
+``make book`` writes), so that a following ``make book`` with the same data executes nothing;
+it runs beside the other tests once the nothing-at-all build is done (``built_book``).
 """
 from __future__ import annotations
 
@@ -12,29 +13,27 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
-from built_book import (LANGS, ROOT, build, nothing_at_all_env, pages_showing_machine_paths,
-                        run_build)
+import built_book
+from built_book import LANGS, ROOT, pages_showing_machine_paths
 
 import d2lmini as d2l
 
 pytestmark = pytest.mark.book
 
-PUBLISHED = ROOT / "_build"
 
 
 @pytest.fixture(scope="module")
-def published(shared_data_dir, tmp_path_factory):
+def published(shared_data_dir):
     for name, rel in d2l.DATASET_FILES.items():
         path = shared_data_dir / rel
         if name in d2l.PUBLISHED_SHA256 and path.is_file():
             # the shared copies are the bytes a reader's download gives (shared/data/README.md)
             digest = hashlib.sha256(path.read_bytes()).hexdigest()
             assert digest == d2l.PUBLISHED_SHA256[name], f"{rel}: unexpected SHA-256 {digest}"
-    build()  # the nothing-at-all build first: its chapters that read no real data are shared
-    env = nothing_at_all_env(tmp_path_factory.mktemp("empty-cache"))
-    env["D2LMINI_DATA_DIR"] = str(shared_data_dir)
-    run_build(env=env, build_dir=PUBLISHED)
-    return PUBLISHED / "html"
+    # built beside the other tests since the nothing-at-all build ended (built_book), from
+    # these files; the chapters that read no real data come from the nothing-at-all build
+    assert built_book.REAL_DATA == shared_data_dir
+    return built_book.published_build()
 
 
 def test_published_pages_show_no_path_of_the_build_machine(published):
