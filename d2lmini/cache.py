@@ -10,6 +10,7 @@ trains afresh.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
@@ -28,10 +29,17 @@ __all__ = ["fingerprint", "library_fingerprint", "train_cache_dir", "load_or_tra
 _PACKAGE = Path(__file__).resolve().parent
 
 
-def library_fingerprint(package: str | os.PathLike | None = None) -> str:
+def library_fingerprint(package: str | os.PathLike | None = None, *,
+                        code_only: bool = True) -> str:
     """A 16-hex-digit SHA-256 of every file of the d2lmini package (or of the folder
     ``package``): its code and corpora, so that a change to any function that trains, loads or
-    batches the data gives another key (hashing the package takes a few milliseconds)."""
+    batches the data gives another key (hashing the package takes a few milliseconds).
+
+    A Python file counts by its code: its syntax tree without docstrings (comments are not part
+    of it), so that editing a docstring or a comment keeps the trained weights and the executed
+    chapters; a file that does not parse counts by its bytes, as the corpora do. With
+    ``code_only=False`` every byte counts (the book's API page, which shows the docstrings,
+    is read again when that fingerprint changes)."""
     folder = _PACKAGE if package is None else Path(package).resolve()
     if not folder.is_dir():
         raise ValueError(f"package must be a folder; got {str(folder)!r}")
@@ -39,9 +47,29 @@ def library_fingerprint(package: str | os.PathLike | None = None) -> str:
     files = sorted(p for p in folder.rglob("*")
                    if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
     for path in files:
+        data = path.read_bytes()
+        if code_only and path.suffix == ".py":
+            data = _code_of(data)
         h.update(path.relative_to(folder).as_posix().encode() + b"\0")
-        h.update(path.read_bytes() + b"\0")
+        h.update(data + b"\0")
     return h.hexdigest()[:16]
+
+
+def _code_of(source: bytes) -> bytes:
+    """The syntax tree of a Python file without its docstrings, as bytes; the source itself
+    when it does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return source
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and body and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree).encode()
 
 
 def fingerprint(*parts: Any) -> str:

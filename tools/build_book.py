@@ -250,10 +250,18 @@ def data_fingerprint() -> tuple[str, dict[str, str]]:
     return h.hexdigest()[:12], {name: d.split(":", 1)[0] for name, d in digests.items()}
 
 
+def library_files(package: Path = PACKAGE) -> str:
+    """Every byte of the package, docstrings and comments included (the API page's key)."""
+    from d2lmini import library_fingerprint
+
+    return library_fingerprint(package, code_only=False)
+
+
 def package_fingerprint(package: Path = PACKAGE) -> str:
     """A short hash of every file of the package folder ``package`` (code and corpora; caches
-    of compiled bytecode left out): a change to any library function changes it. The same
-    hash as the trained-weight key's (:func:`d2lmini.library_fingerprint`), shortened."""
+    of compiled bytecode left out): a change to any library function changes it, an edited
+    docstring or comment does not. The same hash as the trained-weight key's
+    (:func:`d2lmini.library_fingerprint`), shortened."""
     from d2lmini import library_fingerprint
 
     return library_fingerprint(package)[:12]
@@ -481,6 +489,7 @@ def sphinx_config(lang: str, *, student: bool, toc_path: Path, strict: bool,
         "book_site_root": site.rstrip("/"),
         "html_baseurl": f"{site.rstrip('/')}/{lang}/" if site else "",
         "hide_solutions": bool(student),
+        "book_library_files": library_files(),
     })
     cfg.update(UI_STRINGS[lang])
     cfg.setdefault("exclude_patterns", [])

@@ -278,3 +278,20 @@ def test_cell_reads_join_every_run_of_a_cell(tmp_path):
                      '{"cell": "b", "seconds": 1}\n'
                      '{"cell": "c", "seco', encoding="utf-8")
     assert build_book._cell_reads(times) == {"a": {"text8"}, "b": None}
+
+
+def test_a_docstring_or_a_comment_keeps_the_keys(package_copy):
+    """Executed chapters and trained weights are keyed by the code: editing a docstring or a
+    comment keeps both keys; the API page's key (every byte) follows the docstring."""
+    path = package_copy / "decode.py"
+    text = path.read_text(encoding="utf-8")
+    code, files = cache.library_fingerprint(package_copy), build_book.library_files(package_copy)
+    edited = text.replace('"""', '"""An edited docstring. ', 1).replace(
+        "\nimport ", "\n# a new comment\nimport ", 1)
+    assert edited != text
+    path.write_text(edited, encoding="utf-8")
+    assert cache.library_fingerprint(package_copy) == code
+    assert build_book.library_files(package_copy) != files
+    path.write_text(edited.replace("\nimport ", "\nimport math  # code\nimport ", 1),
+                    encoding="utf-8")
+    assert cache.library_fingerprint(package_copy) != code  # a line of code is code

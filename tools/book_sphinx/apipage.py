@@ -8,8 +8,9 @@
 where the modules go; on ``source-read`` this extension replaces it with one section per module
 of ``d2lmini.MODULES`` (in that order: the order the book introduces them), each with its label
 ``sec-api-<module>``, its heading and an ``automodule`` block. A module added to the package
-appears on the page without anyone editing it. (``tools/book_sphinx/claims.py`` loads this
-extension.)
+appears on the page without anyone editing it. A change to a docstring reads every page again
+(``book_library_files``), so the page never shows an older docstring. (``tools/book_sphinx/
+claims.py`` loads this extension.)
 """
 from __future__ import annotations
 
@@ -58,5 +59,9 @@ def source_read(app, docname, source) -> None:
 
 
 def setup(app):
+    # every byte of the package, docstrings included (tools/build_book.py sets it): the pages are
+    # read again when it changes, so the API page shows the docstrings of this build's code
+    # (the executed chapters are keyed by the code alone, d2lmini.library_fingerprint)
+    app.add_config_value("book_library_files", "", "env")
     app.connect("source-read", source_read)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
