@@ -364,8 +364,9 @@ def share_executions(lang: str, package: Path = PACKAGE) -> list[str]:
     edition's ``cell-times.jsonl``, :mod:`kernel_startup`); a chapter with a cell whose reads
     were not recorded is not shared. So the published build and the nothing-at-all build
     execute once the chapters that read no data, and chapter 3 when both use text8's offline
-    substitute; the preface (which looks for every data set) and chapter 6 run in each. The
-    adopted chapters' cell times come along. Returns the adopted chapters' files."""
+    substitute; the preface (which looks for every data set) and the chapters that read the
+    translation pairs run in each. The adopted chapters' cell times come along. Returns the
+    adopted chapters' files."""
     from book_sphinx.timing import cell_digest
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
