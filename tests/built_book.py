@@ -23,8 +23,10 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
+import ci_times
 from bookmeta import LANGS, ROOT, notebooks, toc_files  # noqa: F401  (re-exported for the tests)
 
 BUILD = ROOT / "_build" / "test-offline"
@@ -99,7 +101,9 @@ def published_build() -> Path:
     build()
     start_published_build()
     proc, out = _published["proc"], _published["out"]
+    t0 = time.time()
     rc = proc.wait()
+    ci_times.record("waiting for the published build", t0, time.time())
     out.close()
     if rc != 0:
         tail = _published["log"].read_text(encoding="utf-8", errors="replace")[-8000:]

@@ -557,8 +557,8 @@ def build_edition(lang: str, *, variant: str, toc_path: Path, strict: bool, asse
     dt = time.perf_counter() - t0
     executed = {name: seconds for name, seconds in executions(jupyter_cache_dir(lang)).items()
                 if before.get(name) != seconds}
-    ci_times.record(f"{build_label(variant)}, {lang}", start, time.time(),
-                    executed=executed, shared=adopted)
+    ci_times.record(build_label(variant), start, time.time(), edition=lang, executed=executed,
+                    shared=adopted)
     if rc != 0:
         raise BuildError(f"{lang}: sphinx-build failed (exit {rc}) after {dt:.0f} s")
     log(f"{lang}: built in {dt:.0f} s -> {outdir}/index.html")

@@ -6,7 +6,8 @@ it is set, the parts of the run append one JSON line each (:func:`record`):
 
 * ``tools/dev.py``: the set-up (virtual environment, packages, npm assets, system packages);
 * ``tools/build_book.py``: each build of each edition, with the chapters it executed and their
-  seconds (myst-nb's own execution time);
+  seconds (myst-nb's own execution time); the editions of one build, built side by side, are
+  one part of the table, its seconds the wall time of both;
 * ``tools/build_pdf.py``: the PDFs;
 * the tests (``tests/conftest.py``): the intervals of the tests of each group (browser, PDF,
   book, library, source checks, set-up), which contain the builds the tests start; the
@@ -75,6 +76,31 @@ def _minus(intervals: list[tuple[float, float]], holes: list[tuple[float, float]
                                    for hs, he in _union(holes) if min(e, he) > max(s, hs)])
 
 
+def _editions_joined(leaves: list[dict]) -> list[dict]:
+    """The editions of one build (lines with ``edition``, the same ``part``, overlapping or
+    touching in time: built side by side) as one part whose ``editions`` list each edition's
+    seconds and executed chapters."""
+    out: list[dict] = []
+    for ln in sorted(leaves, key=lambda x: x["start"]):
+        last = out[-1] if out else None
+        if ("edition" in ln and last is not None and "editions" in last
+                and last["part"] == ln["part"] and ln["start"] <= last["end"]):
+            last["end"] = max(last["end"], ln["end"])
+        elif "edition" in ln:
+            last = {"part": ln["part"], "start": ln["start"], "end": ln["end"], "spans": [],
+                    "editions": [], **({"beside": True} if ln.get("beside") else {})}
+            out.append(last)
+        else:
+            out.append(ln)
+            continue
+        last["spans"].append((ln["start"], ln["end"]))
+        last["editions"].append({"edition": ln["edition"],
+                                 "seconds": round(ln["end"] - ln["start"], 1),
+                                 "executed": ln.get("executed") or {},
+                                 "shared": ln.get("shared") or []})
+    return out
+
+
 def summarise(lines: list[dict], start: float, end: float) -> dict:
     """The parts of a run from its recorded lines: ``{"total": s, "parts": [{"part", "seconds",
     ...}], "rest": s}`` in the order the parts began. Lines with ``intervals`` (groups of tests)
@@ -85,9 +111,10 @@ def summarise(lines: list[dict], start: float, end: float) -> dict:
     # a part that ran beside others (a background build) is not taken out of them
     holes = [(ln["start"], ln["end"]) for ln in leaves if not ln.get("beside")]
     parts = []
-    for ln in leaves:
-        extra = {k: v for k, v in ln.items() if k not in ("part", "start", "end")}
-        parts.append({"part": ln["part"], "seconds": round(ln["end"] - ln["start"], 1),
+    for ln in _editions_joined(leaves):
+        extra = {k: v for k, v in ln.items() if k not in ("part", "start", "end", "spans")}
+        spans = ln.get("spans") or [(ln["start"], ln["end"])]
+        parts.append({"part": ln["part"], "seconds": round(_length(spans), 1),
                       "began": ln["start"], **extra})
     for ln in lines:
         if "intervals" in ln:
@@ -109,6 +136,14 @@ def table(summary: dict) -> str:
     for p in summary["parts"]:
         name = p["part"] + (" [beside the tests]" if p.get("beside") else "")
         rows.append((name, f"{p['seconds']:.0f}", f"{100 * p['seconds'] / total:.0f}%"))
+        for e in p.get("editions", []):
+            ran = sorted(e["executed"].items(), key=lambda kv: -kv[1])
+            rows.append((f"    {e['edition']}: " + (
+                         f"executed {len(ran)} chapters in {sum(v for _, v in ran):.0f} s, "
+                         f"slowest {ran[0][0]} {ran[0][1]:.0f} s" if ran else
+                         "executed nothing (every chapter from the cache)")
+                         + (f"; {len(e['shared'])} from a build with other data"
+                            if e["shared"] else ""), f"{e['seconds']:.0f}", ""))
         for name, seconds in (p.get("executed") or {}).items():
             rows.append((f"    executed {name}", f"{seconds:.0f}", ""))
     rows.append(("the rest (collection, start-ups, shell)", f"{summary['rest']:.0f}",

@@ -65,3 +65,22 @@ def test_a_build_beside_the_tests_is_not_taken_out_of_them(tmp_path, monkeypatch
     assert seconds == {"tests: in Chromium": 100.0, "published build (real data), en": 120.0}
     assert summary["rest"] == 10.0
     assert "[beside the tests]" in ci_times.table(summary)
+
+
+def test_the_editions_of_a_build_side_by_side_are_one_part(tmp_path, monkeypatch):
+    log = tmp_path / "times.jsonl"
+    monkeypatch.setenv(ci_times.ENV, str(log))
+    ci_times.record("nothing-at-all build", 10.0, 310.0, edition="zh",
+                    executed={"training-translation": 200.0, "mha-numpy": 4.0}, shared=[])
+    ci_times.record("nothing-at-all build", 11.0, 300.0, edition="en", executed={},
+                    shared=["mha-numpy"])
+    ci_times.record("nothing-at-all build", 400.0, 420.0, edition="en", executed={},
+                    shared=[])  # a later build of the same kind: a part of its own
+    lines = [json.loads(x) for x in log.read_text(encoding="utf-8").splitlines()]
+    parts = ci_times.summarise(lines, 0.0, 500.0)["parts"]
+    assert [(p["part"], p["seconds"]) for p in parts] == [("nothing-at-all build", 300.0),
+                                                         ("nothing-at-all build", 20.0)]
+    assert [e["edition"] for e in parts[0]["editions"]] == ["zh", "en"]
+    text = ci_times.table(ci_times.summarise(lines, 0.0, 500.0))
+    assert "zh: executed 2 chapters in 204 s, slowest training-translation 200 s" in text
+    assert "en: executed nothing (every chapter from the cache); 1 from a build" in text
