@@ -43,12 +43,12 @@ TEXT = {
         "chapter": "Chapter", "cells": "Code cells", "timed": "Seconds (all cells)",
         "slowest": "Slowest cell", "seconds": "{s:.1f} s, cell {i}: {line}",
         "budget": "Budget (s)", "over": "{t:.1f} (over budget)",
-        "budgets_kept": "Every chapter ran within its budget (CONTRIBUTING.md: {b} s of cell "
-                        "time on a 2-core machine; chapter 6 more, for its training) in the run "
-                        "that made its outputs.",
-        "budgets_over": "{n} of {m} chapters ran over their budget (CONTRIBUTING.md: {b} s of "
-                        "cell time on a 2-core machine; chapter 6 more, for its training) in the "
-                        "run that made their outputs: {pages}.",
+        "budgets_kept": "Every chapter ran within its budget (CONTRIBUTING.md: at most {b} s "
+                        "of cell time per chapter on a 2-core machine; chapter 6 more, for its "
+                        "training) in the run that made its outputs.",
+        "budgets_over": "{n} of {m} chapters ran over their budget (CONTRIBUTING.md: at most "
+                        "{b} s of cell time per chapter on a 2-core machine; chapter 6 more, for "
+                        "its training) in the run that made their outputs: {pages}.",
         "untimed": "not timed (outputs from a cache made before cells were timed)",
         "limit": "The slowest cell took {s:.1f} s when it last ran ({page}). A cell may run "
                  "for {limit} s before the build stops it, so a machine up to {margin:.0f} "
@@ -61,10 +61,11 @@ TEXT = {
         "chapter": "章", "cells": "代码单元格数", "timed": "秒数（全部单元格）",
         "slowest": "最慢的单元格", "seconds": "{s:.1f} 秒，第 {i} 个单元格：{line}",
         "budget": "预算（秒）", "over": "{t:.1f}（超出预算）",
-        "budgets_kept": "在生成其输出的那次运行中，每一章都没有超出预算（CONTRIBUTING.md："
-                        "在双核机器上单元格共运行 {b} 秒；第 6 章因训练而更多）。",
-        "budgets_over": "在生成其输出的那次运行中，{m} 章里有 {n} 章超出了预算（CONTRIBUTING.md："
-                        "在双核机器上单元格共运行 {b} 秒；第 6 章因训练而更多）：{pages}。",
+        "budgets_kept": "在生成其输出的那次运行中，每一章都没有超出预算（见 CONTRIBUTING.md："
+                        "每章的单元格在双核机器上合计不超过 {b} 秒；第 6 章含训练，预算更多）。",
+        "budgets_over": "在生成其输出的那次运行中，{m} 章里有 {n} 章超出了预算（见 "
+                        "CONTRIBUTING.md：每章的单元格在双核机器上合计不超过 {b} 秒；第 6 章含"
+                        "训练，预算更多）：{pages}。",
         "untimed": "未计时（输出来自开始计时之前生成的缓存）",
         "limit": "最慢的单元格上次运行用了 {s:.1f} 秒（{page}）。"
                  "构建允许一个单元格运行 {limit} 秒，"
