@@ -339,19 +339,14 @@ def cell_times_file(lang: str) -> Path:
 def _cell_reads(times_file: Path) -> dict[str, set[str] | None]:
     """{cell digest: the data sets that cell read} from an edition's cell-times file
     (``tools/kernel_startup.py``); ``None`` for a cell whose reads were not recorded."""
+    from book_sphinx.timing import time_records
+
     reads: dict[str, set[str] | None] = {}
-    try:
-        lines = times_file.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return reads
-    for line in lines:
-        try:
-            record = json.loads(line)
-            digest, read = str(record["cell"]), record.get("reads")
-        except (ValueError, KeyError, TypeError, AttributeError):
-            continue  # a line cut short by a stopped kernel
+    for record in time_records(times_file):
+        digest, read = str(record["cell"]), record.get("reads")
         known = reads.get(digest, set())
-        reads[digest] = None if known is None or read is None else known | set(read)
+        reads[digest] = None if known is None or not isinstance(read, list) \
+            else known | set(read)
     return reads
 
 
@@ -404,16 +399,11 @@ def share_executions(lang: str, package: Path = PACKAGE) -> list[str]:
 
 
 def _copy_cell_times(source: Path, dest: Path, cells: set[str]) -> None:
-    """Append the lines of ``source`` about ``cells`` to ``dest``."""
-    lines = []
-    for line in source.read_text(encoding="utf-8").splitlines():
-        try:
-            if json.loads(line)["cell"] in cells:
-                lines.append(line)
-        except (ValueError, KeyError, TypeError):
-            continue
+    """Append the records of ``source`` about ``cells`` to ``dest``."""
+    from book_sphinx.timing import time_records
+
     with open(dest, "a", encoding="utf-8") as f:
-        f.writelines(line + "\n" for line in lines)
+        f.writelines(json.dumps(r) + "\n" for r in time_records(source) if r["cell"] in cells)
 
 
 def usable_cores() -> int:

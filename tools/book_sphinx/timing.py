@@ -82,19 +82,32 @@ def cell_digest(source: str) -> str:
     return hashlib.sha256(source.encode("utf-8")).hexdigest()[:16]
 
 
-def read_times(path: Path) -> dict[str, float]:
-    """{cell digest: seconds of its latest run} from a times file (missing file: empty)."""
-    times: dict[str, float] = {}
+def time_records(path: Path) -> list[dict[str, Any]]:
+    """The lines of a times file, one record per executed cell, in order (a missing file gives
+    none, and so does a line cut short by a stopped kernel)."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError:
-        return times
+        return []
+    records = []
     for line in lines:
         try:
             record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and "cell" in record:
+            records.append(record)
+    return records
+
+
+def read_times(path: Path) -> dict[str, float]:
+    """{cell digest: seconds of its latest run} from a times file (missing file: empty)."""
+    times: dict[str, float] = {}
+    for record in time_records(path):
+        try:
             times[str(record["cell"])] = float(record["seconds"])
-        except (ValueError, KeyError, TypeError):
-            continue  # a line cut short by a stopped kernel
+        except (KeyError, TypeError, ValueError):
+            continue
     return times
 
 
