@@ -14,6 +14,7 @@ import ast
 import hashlib
 import json
 import os
+import threading
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
@@ -55,11 +56,17 @@ def library_fingerprint(package: str | os.PathLike | None = None, *,
     return h.hexdigest()[:16]
 
 
+#: ``ast.parse`` is not safe in two threads at once in CPython 3.11 ("SystemError: AST
+#: constructor recursion depth mismatch"); the book's build asks for keys from two threads.
+_PARSE_LOCK = threading.Lock()
+
+
 def _code_of(source: bytes) -> bytes:
     """The syntax tree of a Python file without its docstrings, as bytes; the source itself
     when it does not parse."""
     try:
-        tree = ast.parse(source)
+        with _PARSE_LOCK:
+            tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return source
     for node in ast.walk(tree):

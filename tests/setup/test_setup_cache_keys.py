@@ -295,3 +295,17 @@ def test_a_docstring_or_a_comment_keeps_the_keys(package_copy):
     path.write_text(edited.replace("\nimport ", "\nimport math  # code\nimport ", 1),
                     encoding="utf-8")
     assert cache.library_fingerprint(package_copy) != code  # a line of code is code
+
+
+def test_keys_asked_for_from_threads_at_once(package_copy):
+    """The build computes the keys of both editions in two threads (and the PDF build in
+    four): every thread gets the key one thread gets, and none fails. (A busy CI run once
+    failed here: ast.parse in two threads at once raised "SystemError: AST constructor
+    recursion depth mismatch" under CPython 3.11. The race is rare; without the lock in
+    d2lmini.cache this test catches it only now and then.)"""
+    from concurrent.futures import ThreadPoolExecutor
+
+    alone = cache.library_fingerprint(package_copy)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        keys = list(pool.map(lambda _: cache.library_fingerprint(package_copy), range(64)))
+    assert set(keys) == {alone}
