@@ -541,11 +541,12 @@ def build_edition(lang: str, *, variant: str, toc_path: Path, strict: bool, asse
         log(f"{lang}: executed by a build with other data, which they do not read: "
             + ", ".join(adopted))
     log(f"{lang}: sphinx-build {' '.join(cmd[4:])}")
-    before = executions(jupyter_cache_dir(lang))
+    cache_dir = jupyter_cache_dir(lang)
+    before = executions(cache_dir)
     t0, start = time.perf_counter(), time.time()
     rc = subprocess.run(cmd, cwd=ROOT, env=env, check=False).returncode
     dt = time.perf_counter() - t0
-    executed = {name: seconds for name, seconds in executions(jupyter_cache_dir(lang)).items()
+    executed = {name: seconds for name, seconds in executions(cache_dir).items()
                 if before.get(name) != seconds}
     ci_times.record(build_label(variant), start, time.time(), edition=lang, executed=executed,
                     shared=adopted)

@@ -71,9 +71,9 @@ def _length(intervals: list[tuple[float, float]]) -> float:
 
 def _minus(intervals: list[tuple[float, float]], holes: list[tuple[float, float]]) -> float:
     """Seconds of ``intervals`` not inside ``holes``."""
-    own = _union(intervals)
+    own, holes = _union(intervals), _union(holes)
     return _length(own) - _length([(max(s, hs), min(e, he)) for s, e in own
-                                   for hs, he in _union(holes) if min(e, he) > max(s, hs)])
+                                   for hs, he in holes if min(e, he) > max(s, hs)])
 
 
 def _editions_joined(leaves: list[dict]) -> list[dict]:
