@@ -3,7 +3,7 @@ paths, the book build, a profile of training, chapter 6's translator in the page
 test suite.
 
     python bench/run.py [--quick] [--device cpu]
-        [--only train|decode|attention|build|profiling|time_to_bleu|translator|ci]
+        [--only train|decode|attention|build|profiling|time_to_bleu|translator|ci|pe_stress]
 
 Each benchmark is a module of this package whose docstring says what it measures; it writes
 ``bench/results/<name>.json`` with the machine, that description, the settings, every
@@ -26,7 +26,7 @@ sys.path[0] = str(Path(__file__).resolve().parent.parent)
 import torch  # noqa: E402
 
 BENCHMARKS = ("train", "decode", "attention", "build", "profiling", "time_to_bleu",
-              "translator", "ci")
+              "translator", "ci", "pe_stress")
 DEFAULT = ("train", "decode", "attention")  # the others only when named
 
 
@@ -39,6 +39,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda if available)")
     p.add_argument("--ci-from", nargs=2, metavar=("QUIET_CLONE", "BUSY_CLONE"),
                    help="with --only ci: record two .ci/run runs already made in these clones")
+    p.add_argument("--stress-processes", type=int,
+                   help="with --only pe_stress: fresh processes per condition (default 10)")
+    p.add_argument("--stress-repeats", type=int,
+                   help="with --only pe_stress: checks per process (default 25)")
     args = p.parse_args(argv)
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     for name in args.only or DEFAULT:

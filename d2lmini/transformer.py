@@ -107,7 +107,10 @@ class PositionalEncoding(nn.Module):
     """Sinusoidal positional encoding of the paper, added to the input then dropout.
 
     ``P[pos, 2i] = sin(pos / 10000^(2i/d))`` and ``P[pos, 2i+1] = cos(pos / 10000^(2i/d))``
-    for any ``d = num_hiddens`` (odd ``d`` too). ``self.P`` has shape ``(1, max_len, d)``.
+    for any ``d = num_hiddens`` (odd ``d`` too). ``self.P`` has shape ``(1, max_len, d)``,
+    float32: the table is computed in float64 and rounded once, so every entry is within half a
+    float32 unit of the exact value on every machine, whatever the accuracy of the float32
+    ``sin``/``cos`` kernels there (they are not correctly rounded and differ between CPUs).
 
     Taught in :ref:`sec-embeddings-pe-sinusoid`.
     """
@@ -117,13 +120,14 @@ class PositionalEncoding(nn.Module):
         check_positive_int(num_hiddens, "num_hiddens")
         check_positive_int(max_len, "max_len")
         self.dropout = nn.Dropout(dropout)
-        pos = torch.arange(max_len, dtype=torch.float32).reshape(-1, 1)  # (max_len, 1)
-        freq = torch.pow(10000, torch.arange(0, num_hiddens, 2, dtype=torch.float32)
+        f64 = torch.float64
+        pos = torch.arange(max_len, dtype=f64).reshape(-1, 1)  # (max_len, 1)
+        freq = torch.pow(10000, torch.arange(0, num_hiddens, 2, dtype=f64)
                          / num_hiddens)  # (ceil(d / 2),): one frequency per sin/cos pair
-        P = torch.zeros((1, max_len, num_hiddens))
+        P = torch.zeros((1, max_len, num_hiddens), dtype=f64)
         P[:, :, 0::2] = torch.sin(pos / freq)
         P[:, :, 1::2] = torch.cos(pos / freq[: num_hiddens // 2])
-        self.register_buffer("P", P, persistent=False)  # moves with .to(device)
+        self.register_buffer("P", P.float(), persistent=False)  # moves with .to(device)
 
     def forward(self, X: torch.Tensor, offset: int = 0) -> torch.Tensor:
         """X ``(B, T, d)`` -> ``(B, T, d)``, adding the encodings of positions

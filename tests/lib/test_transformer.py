@@ -27,6 +27,42 @@ def test_positional_encoding_matches_formula(d):
             assert abs(P[pos, j].item() - expected) < 1e-5
 
 
+def _float64_table(max_len, d):
+    pos = torch.arange(max_len, dtype=torch.float64)[:, None]
+    angles = pos / 10000 ** (torch.arange(0, d, 2, dtype=torch.float64) / d)
+    P = torch.empty(max_len, d, dtype=torch.float64)
+    P[:, 0::2], P[:, 1::2] = angles.sin(), angles.cos()[:, : d // 2]
+    return P
+
+
+@pytest.mark.parametrize("d", [33, 100, 512])
+def test_positional_encoding_is_the_float64_table_rounded_once(d):
+    # computed in float32 (angles included) position 999 alone is off by ~6e-5; rounded once
+    # from float64, every entry (|x| <= 1) is within half a float32 unit, 2**-25, of the exact
+    # value (2**-24: room for two float64 sines that differ in their last bit)
+    P = d2l.PositionalEncoding(d, 0.0).P[0]
+    assert P.dtype == torch.float32
+    assert (P.double() - _float64_table(1000, d)).abs().max().item() <= 2 ** -24
+
+
+def test_positional_encoding_does_not_depend_on_float32_sine(monkeypatch):
+    # a build once got a table whose float32 sine was ~1.5e-4 too small in some entries;
+    # float32 sin/cos that are that inexact here must not reach the table
+    exact_sin, exact_cos = torch.sin, torch.cos
+
+    def inexact(f):
+        def g(x):
+            y = f(x)
+            return y * (1 - 1.5e-4) if y.dtype == torch.float32 else y
+        return g
+
+    monkeypatch.setattr(torch, "sin", inexact(exact_sin))
+    monkeypatch.setattr(torch, "cos", inexact(exact_cos))
+    P = d2l.PositionalEncoding(100, 0.0).P[0]
+    monkeypatch.undo()
+    assert (P.double() - _float64_table(1000, 100)).abs().max().item() <= 2 ** -24
+
+
 def test_positional_encoding_offset_and_buffer():
     pe = d2l.PositionalEncoding(8, 0.0, max_len=20)
     X = torch.zeros(2, 3, 8)
