@@ -1,12 +1,12 @@
-# Thin wrapper: every target runs tools/dev.py, which creates .venv on first use and installs
-# what is missing (Windows: run `python tools/dev.py book` etc. directly).
+# Thin wrapper: every target runs tools/setup/dev.py, which creates .venv on first use and installs
+# what is missing (Windows: run `python -m tools.setup.dev book` etc. directly).
 #   make book               build both editions, every chapter executed (ARGS="--lang zh" ...)
 #   make test               run the tests (ARGS="-k parity" ...)
 #   make check              ruff, library tests, source checks (quick; for contributors)
 #   make doctor             what a bug report needs (Python, torch, fonts, TeX, data, caches)
 #   make pdf | assign | export | bench | lock | setup | system | clean
 PYTHON ?= python3
-DEV = $(PYTHON) tools/dev.py
+DEV = $(PYTHON) -m tools.setup.dev
 
 .PHONY: book test check doctor pdf assign export bench lock setup system clean
 book test check doctor pdf assign export bench lock setup system clean:

@@ -1,4 +1,4 @@
-/* "Run in your browser" (tools/book_sphinx/browser.py): the chapter's code cells that need only
+/* "Run in your browser" (tools/build/book_sphinx/browser.py): the chapter's code cells that need only
  * NumPy, SciPy and Matplotlib run in the page, in Pyodide (Python compiled to WebAssembly).
  * Pyodide's core comes from the site (_static/pyodide/); the packages a cell imports come from
  * Pyodide's CDN, so they need a network. The reader's code only ever reaches the page as text

@@ -1,6 +1,6 @@
 """Run one code cell the way a notebook does, for "Run in your browser".
 
-The page (``d2l-browser.js``, in Pyodide) and the build (``tools/book_sphinx/browser.py``, in
+The page (``d2l-browser.js``, in Pyodide) and the build (``tools/build/book_sphinx/browser.py``, in
 CPython, when it chooses the cells that run in the page) both run cells with these functions, so
 a cell runs the same way in both places. Standard library only.
 """

@@ -1,4 +1,4 @@
-"""The wall clock of tools/build_book.py (both editions, every chapter executed): first from
+"""The wall clock of tools/build/build_book.py (both editions, every chapter executed): first from
 clean (_build/ removed: no Sphinx environment, no jupyter cache), then again with nothing
 changed. Only with --only build (it removes _build/ first)."""
 
@@ -19,7 +19,7 @@ def run(args, device) -> dict:
         shutil.rmtree(build_dir)
     runs = []
     for label in ("clean", "warm_no_changes"):
-        cmd = [sys.executable, "tools/build_book.py", "-q"]
+        cmd = [sys.executable, "tools/build/build_book.py", "-q"]
         print(f"[build] {label}: {' '.join(cmd[1:])}", flush=True)
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, cwd=common.ROOT, capture_output=True, text=True)

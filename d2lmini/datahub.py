@@ -237,7 +237,7 @@ class DataSource:
 #: :func:`download` append the name of each data set they look for, one per line (also from
 #: processes a notebook starts). The book build sets it in its kernels to learn which data each
 #: chapter read: a chapter that read none, or only data sets two builds have alike, is executed
-#: once for both (``tools/build_book.py``).
+#: once for both (``tools/build/build_book.py``).
 DATA_READ_LOG_ENV = "D2LMINI_DATA_READ_LOG"
 
 

@@ -26,8 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import ci_times
-from bookmeta import LANGS, ROOT, notebooks, toc_files  # noqa: F401  (re-exported for the tests)
+from tools import ci_times
+from tools.bookmeta import LANGS, ROOT, notebooks, toc_files  # noqa: F401  (re-exported for the tests)
 
 BUILD = ROOT / "_build" / "test-offline"
 HTML = BUILD / "html"
@@ -52,10 +52,10 @@ def nothing_at_all_env(cache_dir: Path | None = None) -> dict[str, str]:
 
 
 def run_build(*extra: str, env: dict[str, str], build_dir: Path) -> subprocess.CompletedProcess:
-    """``python tools/build_book.py -q --build-dir build_dir [extra]`` in ``env``; an
+    """``python -m tools.build.build_book -q --build-dir build_dir [extra]`` in ``env``; an
     AssertionError with the end of the output when it fails."""
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "build_book.py"), "-q", "--build-dir",
+        [sys.executable, "-m", "tools.build.build_book", "-q", "--build-dir",
          str(build_dir), *extra],
         cwd=ROOT, env=env, capture_output=True, text=True, check=False,
     )
@@ -85,10 +85,10 @@ def start_published_build() -> None:
     env.update(D2LMINI_DATA_DIR=str(REAL_DATA), BOOK_TIMES_BESIDE="1")
     log = ROOT / "_build" / "published-build.log"
     log.parent.mkdir(parents=True, exist_ok=True)
-    out = open(log, "w", encoding="utf-8")  # noqa: SIM115  (closed by published_build)
+    out = open(log, "w", encoding="utf-8")
     lower = (lambda: os.nice(10)) if hasattr(os, "nice") else None
     proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "tools" / "build_book.py"), "-q", "--build-dir",
+        [sys.executable, "-m", "tools.build.build_book", "-q", "--build-dir",
          str(PUBLISHED)], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
         preexec_fn=lower, start_new_session=True)
     _published.update(proc=proc, log=log, out=out)

@@ -11,8 +11,8 @@ import re
 import tokenize
 from pathlib import Path
 
-from bookmeta import BOOK, LANGS, ROOT  # noqa: F401  (re-exported for the tests)
-import myst
+from tools.bookmeta import BOOK, LANGS, ROOT  # noqa: F401  (re-exported for the tests)
+from tools import myst
 
 BACK_MATTER = {"index", "glossary", "api", "bibliography", "execution-report", "instructors"}
 

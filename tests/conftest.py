@@ -15,7 +15,6 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -23,8 +22,7 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_ROOT / "tools"))  # bookmeta: the editions and the toc, for every test
-import ci_times  # noqa: E402
+from tools import ci_times  # noqa: E402
 
 # the groups of tests in CI's table of where the time goes (tools/ci_times.py)
 _TEST_TIMES: dict[str, list[tuple[float, float]]] = {}

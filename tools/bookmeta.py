@@ -86,5 +86,5 @@ def notebooks(lang: str, toc: dict | Path = TOC) -> list[str]:
 
 
 def pdf_name(lang: str, student: bool = False) -> str:
-    """File name of an edition's PDF (``tools/build_pdf.py``); the pages link to it."""
+    """File name of an edition's PDF (``tools/build/build_pdf.py``); the pages link to it."""
     return f"transformer-book-{lang}" + ("-student" if student else "") + ".pdf"

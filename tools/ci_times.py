@@ -4,22 +4,22 @@
 ``.ci/run`` names a file in ``BOOK_TIMES_LOG`` (``_build/ci-times.jsonl``, emptied first); while
 it is set, the parts of the run append one JSON line each (:func:`record`):
 
-* ``tools/dev.py``: the set-up (virtual environment, packages, npm assets, system packages);
-* ``tools/build_book.py``: each build of each edition, with the chapters it executed and their
+* ``tools/setup/dev.py``: the set-up (virtual environment, packages, npm assets, system packages);
+* ``tools/build/build_book.py``: each build of each edition, with the chapters it executed and their
   seconds (myst-nb's own execution time); the editions of one build, built side by side, are
   one part of the table, its seconds the wall time of both;
-* ``tools/build_pdf.py``: the PDFs;
+* ``tools/build/build_pdf.py``: the PDFs;
 * the tests (``tests/conftest.py``): the intervals of the tests of each group (browser, PDF,
   book, library, source checks, set-up), which contain the builds the tests start; the
   published build, which the tests start in the background (``tests/built_book.py``), runs
   beside them and is marked so (``BOOK_TIMES_BESIDE``).
 
-At the end ``.ci/run`` calls ``python tools/ci_times.py START END``, which prints the table and
+At the end ``.ci/run`` calls ``python -m tools.ci_times START END``, which prints the table and
 writes it beside the log as JSON (``_build/ci-times.json``). A part's seconds are its own: a
 group of tests is counted without the builds and PDFs that ran inside it, so the parts add up to
 the run's total, and what no part claims is ``the rest`` (pytest's collection, Python start-ups,
-the shell). Only the standard library: ``tools/dev.py`` records the set-up before any package is
-installed.
+the shell). Only the standard library: ``tools/setup/dev.py`` records the set-up before any package
+is installed.
 """
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from myst import HAN_RE
+from tools.myst import HAN_RE
 
 from chapter_source import LANGS, chapter_files, read_notebook
 

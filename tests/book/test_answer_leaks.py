@@ -1,4 +1,4 @@
-"""No public check gives the answer away (tools/answer_leaks.py).
+"""No public check gives the answer away (tools/classroom/answer_leaks.py).
 
 A graded exercise's public checks (``exercise-test`` cells) reach the student's notebook, so none
 may contain the code of the worked solution that computes the answer. The pairs in
@@ -7,17 +7,14 @@ them and fails once one of them no longer leaks, so that the list only shrinks.
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
-import answer_leaks  # noqa: E402
-import assign  # noqa: E402
-import exercises  # noqa: E402
-from bookmeta import LANGS  # noqa: E402
+from tools.classroom import answer_leaks  # noqa: E402
+from tools.classroom import exercises  # noqa: E402
+from tools.bookmeta import LANGS  # noqa: E402
 
 # (chapter, exercise label): a public check contains the solution's expression (both editions)
 KNOWN_ANSWER_LEAKS: set[tuple[str, str]] = set()
@@ -67,7 +64,7 @@ def test_mha_numpy_has_no_known_leak():
 
 
 def _triu_exercise() -> exercises.Exercise:
-    (ex,) = [ex for ex in assign.graded_exercises("en", "mha-numpy")
+    (ex,) = [ex for ex in exercises.graded_exercises("en", "mha-numpy")
              if ex.label == "ex-mha-numpy-triu"]
     return ex
 
@@ -88,7 +85,7 @@ def test_catches_the_old_triu_check():
 
 
 def test_catches_a_renamed_call():
-    (ex,) = [ex for ex in assign.graded_exercises("en", "mha-numpy")
+    (ex,) = [ex for ex in exercises.graded_exercises("en", "mha-numpy")
              if ex.label == "ex-mha-numpy-permutation"]
     renamed = "_h, _ = multi_head_attention(Y[p], Y[p], a, b, c, d, h)\nassert (_h == H_perm).all()"
     assert answer_leaks.leaks(ex, [renamed])

@@ -1,6 +1,7 @@
 """The API page of each edition lists every public module of d2lmini (``d2lmini.MODULES``).
 
-``book/<lang>/api.md`` holds a ``d2lmini-modules`` marker that ``tools/book_sphinx/apipage.py``
+``book/<lang>/api.md`` holds a ``d2lmini-modules`` marker that
+``tools/build/book_sphinx/apipage.py``
 expands into one autodoc section per module when the book is built; the built pages are checked
 in ``tests/site/test_claims_report.py``.
 """
@@ -9,7 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from book_sphinx import apipage
+from tools.build.book_sphinx import apipage
 from chapter_source import BOOK, LANGS
 
 import d2lmini

@@ -1,4 +1,5 @@
-"""Graded assignments (tools/assign.py, otter-grader): made from the chapters, graded offline.
+"""Graded assignments (tools/classroom/assign.py, otter-grader): made from the chapters, graded
+offline.
 
 * every chapter has at least two exercises whose answers the autograder checks, and their tests
   are hidden code cells at the end of the worked solution (the book build runs them there, so the
@@ -16,18 +17,16 @@ from __future__ import annotations
 
 import csv
 import json
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
-import assign  # noqa: E402
-import class_report  # noqa: E402
-import exercises  # noqa: E402
-from bookmeta import LANGS  # noqa: E402
+from tools.classroom import assign  # noqa: E402
+from tools.classroom import class_report  # noqa: E402
+from tools.classroom import exercises  # noqa: E402
+from tools.bookmeta import LANGS  # noqa: E402
 
 CHAPTERS = ["why-transformers", "mha-numpy", "embeddings-positional-encoding",
             "attention-pytorch", "transformer-blocks", "training-translation",
@@ -38,7 +37,7 @@ GRADED_FULLY = "mha-numpy"
 @pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_three_graded_exercises_per_chapter(lang, chapter):
-    graded = assign.graded_exercises(lang, chapter)
+    graded = exercises.graded_exercises(lang, chapter)
     assert len(graded) >= 3, f"{lang}/{chapter}: graded exercises {[e.label for e in graded]}"
     for ex in graded:
         assert ex.gated, f"{ex.label}: tests need a solution with code (solution-start/end)"
@@ -140,7 +139,7 @@ def test_points_without_hidden_tests_are_one_per_check():
 
 def test_mha_numpy_exercises_have_public_and_hidden_tests():
     for lang in LANGS:
-        for ex in assign.graded_exercises(lang, GRADED_FULLY):
+        for ex in exercises.graded_exercises(lang, GRADED_FULLY):
             assert ex.tests and ex.hidden_tests, f"{lang}: {ex.label}"
             points = exercises.test_points(ex)
             assert sum(points[len(ex.tests):]) > sum(points[:len(ex.tests)]), ex.label
@@ -247,7 +246,7 @@ def test_assignment_files(made, lang):
         assert "d2lmini-install" in student.cells[0].metadata.get("tags", [])
         assert f'"D2LMINI_LANG", "{lang}"' in student.cells[0].source
         src = "\n".join(c.source for c in student.cells)
-        for ex in assign.graded_exercises(lang, chapter):
+        for ex in exercises.graded_exercises(lang, chapter):
             assert f'grader.check("{ex.label}")' in src, f"{lang}/{chapter}: {ex.label}"
         # every code cell is the chapter's own (as in the exported student notebook), the
         # install cell or otter's: no line of a worked solution is left
@@ -258,7 +257,7 @@ def test_assignment_files(made, lang):
                  and c.source not in allowed and "grader" not in c.source]
         assert not extra, f"{lang}/{chapter}: code that is not the chapter's: {extra[:2]}"
         full = "\n".join(c.source for c in solution.cells)
-        for ex in assign.graded_exercises(lang, chapter):
+        for ex in exercises.graded_exercises(lang, chapter):
             for seg in ex.solution:
                 if seg.kind == "code":
                     assert seg.text in full, f"{lang}/{chapter}: solution of {ex.label} missing"
@@ -288,7 +287,7 @@ def test_heavy_chapters_blank_scores_zero(made, lang):
         zip_path = made / lang / chapter / "autograder" / "autograder.zip"
         with zipfile.ZipFile(zip_path) as zf:
             names = sorted(n for n in zf.namelist() if n.startswith("tests/"))
-            labels = {ex.label for ex in assign.graded_exercises(lang, chapter)}
+            labels = {ex.label for ex in exercises.graded_exercises(lang, chapter)}
             assert {Path(n).stem for n in names} == labels, (chapter, names)
             for n in names:
                 path = made / "tests" / lang / chapter / Path(n).name
@@ -308,7 +307,7 @@ def test_numpy_chapter_graded_offline(made_numpy, lang, tmp_path):
                               tmp_path / "solution")
     blank = assign.grade_one(zip_path, dest / "student" / f"{GRADED_FULLY}.ipynb",
                              tmp_path / "blank")
-    labels = [ex.label for ex in assign.graded_exercises(lang, GRADED_FULLY)]
+    labels = [ex.label for ex in exercises.graded_exercises(lang, GRADED_FULLY)]
     assert solved["possible"] > 0 and solved["total"] == solved["possible"], solved
     assert set(labels) <= set(solved), solved
     assert blank["total"] == 0, f"the blank student notebook scored: {blank}"
@@ -334,7 +333,7 @@ def made_numpy(made):
 def test_numpy_hard_coded_answers_lose_the_hidden_points(made_numpy, lang, tmp_path):
     dest = made_numpy / lang / GRADED_FULLY
     nb = nbformat.read(dest / "student" / f"{GRADED_FULLY}.ipynb", as_version=4)
-    graded = assign.graded_exercises(lang, GRADED_FULLY)
+    graded = exercises.graded_exercises(lang, GRADED_FULLY)
     assert {ex.label for ex in graded} == set(HARD_CODED)
     for ex in graded:
         (cell,) = [c for c in nb.cells if c.source == exercises.answer_skeleton(ex, lang)]

@@ -1,5 +1,5 @@
-"""The build's side of "Run in your browser" (tools/book_sphinx/browser.py): which code cells of
-chapters 2 and 3 run in the page (Pyodide) and what runs of each. A chosen cell must run with
+"""The build's side of "Run in your browser" (tools/build/book_sphinx/browser.py): which code cells
+of chapters 2 and 3 run in the page (Pyodide) and what runs of each. A chosen cell must run with
 only the standard library, NumPy, SciPy and Matplotlib, after the chosen cells before it; the
 browser tests (tests/site/test_browser_run.py) run them in Pyodide."""
 from __future__ import annotations
@@ -13,10 +13,9 @@ import jupytext
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
 
-import build_book  # noqa: E402
-from book_sphinx.browser import (_inline_labels, allowed_modules, constants_of,  # noqa: E402
+from tools.build import build_book  # noqa: E402
+from tools.build.book_sphinx.browser import (_inline_labels, allowed_modules, constants_of,  # noqa: E402
                                  cjk_subset, select_cells, strip_cell)
 
 LANGS = ("zh", "en")
@@ -137,7 +136,7 @@ def test_chapter_2s_eight_steps_and_chapter_3s_encodings_run(chosen):
 
 
 def test_build_packs_pyodide(tmp_path):
-    """tools/build_book.py copies Pyodide's core from its npm package (the files named in
+    """tools/build/build_book.py copies Pyodide's core from its npm package (the files named in
     PYODIDE_FILES) and copies a file again only when it changed."""
     src = tmp_path / "pyodide"
     src.mkdir()

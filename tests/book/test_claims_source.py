@@ -11,7 +11,7 @@ import ast
 from collections import Counter
 
 import pytest
-from bookmeta import chapter_numbers
+from tools.bookmeta import chapter_numbers
 from chapter_source import BOOK, LANGS, glue_uses, pair_names, read_notebook
 
 CLAIM_FUNCS = {"claim", "choose", "glue_ratio"}

@@ -1,29 +1,28 @@
-"""The classroom dry run (``tools/classroom.py``, ``assign.py dryrun``), every graded chapter in
-both editions: a made-up class graded by the chapter's own public checks and hidden tests.
+"""The classroom dry run (``tools/classroom/dry_run.py``, ``assign.py dryrun``), every graded
+chapter in both editions: a made-up class graded by the chapter's own public checks and hidden
+tests.
 
 * the worked solution gets full marks, the blank student notebook zero;
-* each typical mistake (``tools/classroom/<chapter>.yml``) costs points in its own exercise and
-  in no other, and fails a hidden test;
+* each typical mistake (``tools/classroom/cases/<chapter>.yml``) costs points in its own
+  exercise and in no other, and fails a hidden test;
 * each answer typed in to pass the public checks passes them all, and fails a hidden test;
 * the class report reads what the dry run writes.
 """
 from __future__ import annotations
 
 import functools
-import sys
 
 import pytest
 
-from bookmeta import LANGS, ROOT
+from tools.bookmeta import LANGS
 
-sys.path.insert(0, str(ROOT / "tools"))
-import assign  # noqa: E402
-import class_report  # noqa: E402
-import classroom  # noqa: E402
+from tools.classroom import class_report
+from tools.classroom import dry_run as classroom
+from tools.classroom import exercises
 
 pytestmark = pytest.mark.book
 
-CHAPTERS = [(lang, ch) for lang in LANGS for ch in assign.graded_chapters(lang)]
+CHAPTERS = [(lang, ch) for lang in LANGS for ch in exercises.graded_chapters(lang)]
 IDS = [f"{lang}-{ch}" for lang, ch in CHAPTERS]
 
 
@@ -47,7 +46,7 @@ def _cases_of(details: dict, label: str) -> list[dict]:
 def test_every_graded_exercise_has_a_mistake_and_a_typed_in_answer():
     for chapter in sorted({ch for _, ch in CHAPTERS}):
         cases = classroom.load_cases(chapter)
-        labels = {ex.label for ex in assign.graded_exercises("en", chapter)}
+        labels = {ex.label for ex in exercises.graded_exercises("en", chapter)}
         assert set(cases) == labels, f"{chapter}: cases for {sorted(set(cases) ^ labels)}"
         for label, case in cases.items():
             assert case["mistake"]["what"].strip() and case["mistake"]["code"].strip(), label

@@ -20,8 +20,7 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
-import export_notebooks  # noqa: E402
+from tools.classroom import export_notebooks  # noqa: E402
 
 CHAPTER = "mha-numpy"  # NumPy and a little PyTorch: short
 

@@ -1,9 +1,9 @@
-"""tools/export_notebooks.py: valid notebooks, the guarded install cell, student notebooks
+"""tools/classroom/export_notebooks.py: valid notebooks, the guarded install cell, student notebooks
 without solutions, zh line breaks joined, and they run.
 
 Only the short chapters are executed here (index, glossary, mha-numpy, attention-pytorch, in
 the English edition; the zh code cells are identical, which tests/book/test_parity.py enforces).
-The book build (tools/build_book.py, run by the test suite and CI) already executes every
+The book build (tools/build/build_book.py, run by the test suite and CI) already executes every
 chapter of both editions; executing all of them again here would double the CI time on a
 2-core runner for no extra coverage. The rest are validated with nbformat only.
 """
@@ -11,17 +11,15 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
-import export_notebooks  # noqa: E402
-import myst  # noqa: E402
-from bookmeta import load_yaml  # noqa: E402
+from tools.classroom import export_notebooks  # noqa: E402
+from tools import myst  # noqa: E402
+from tools.bookmeta import load_yaml  # noqa: E402
 
 # the short chapters with code cells (the glossary has none: test_notebooks_valid covers it)
 EXECUTE = ["index", "mha-numpy", "attention-pytorch", "student/mha-numpy"]
@@ -89,7 +87,7 @@ def test_the_repository_is_one_setting():
 
 
 def _solutions(lang: str, name: str):
-    import exercises  # noqa: PLC0415
+    from tools.classroom import exercises
 
     _, segments = exercises.read_chapter(ROOT / "book" / lang / f"{name}.md")
     return exercises.exercises(segments)
@@ -124,7 +122,7 @@ def test_reader_notebooks_keep_solutions_students_do_not(exported, lang):
 
 
 def test_zh_markdown_has_no_breaks_between_chinese_characters(exported):
-    import re  # noqa: PLC0415
+    import re
 
     out, _ = exported
     gap = re.compile(f"[{CJK}]\\n[{CJK}]")

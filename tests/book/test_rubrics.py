@@ -24,7 +24,6 @@ of contents that has exercises in both editions:
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -32,9 +31,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
-import exercises  # noqa: E402
-from bookmeta import BOOK, LANGS, toc_files  # noqa: E402
+from tools.classroom import exercises  # noqa: E402
+from tools.bookmeta import BOOK, LANGS, toc_files  # noqa: E402
 
 TOTAL = 4
 MIN_ITEMS, MAX_ITEMS = 2, 4

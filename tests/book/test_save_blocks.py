@@ -1,7 +1,7 @@
 """Every ``# @save`` cell in both editions defines exactly what ``d2lmini`` ships.
 
-The check is ``python tools/sync_save_blocks.py --check`` (``--write`` repairs the cells); the
-meta-tests below show that the checker finds a difference and that the writer repairs it while
+The check is ``python -m tools.checks.sync_save_blocks --check`` (``--write`` repairs the cells);
+the meta-tests below show that the checker finds a difference and that the writer repairs it while
 keeping a cell's docstrings and its comments on unchanged lines.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-import sync_save_blocks as sync
+from tools.checks import sync_save_blocks as sync
 from chapter_source import ROOT
 
 

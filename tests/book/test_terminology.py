@@ -30,11 +30,11 @@ if __name__ == "__main__":  # run as a script (--write): the paths conftest.py g
     import sys
 
     sys.path[:0] = [str(Path(__file__).resolve().parents[1]),
-                    str(Path(__file__).resolve().parents[2] / "tools")]
+                    str(Path(__file__).resolve().parents[2])]
 
-from bookmeta import toc_files  # noqa: E402
-import myst  # noqa: E402
-from chapter_source import (BOOK, HEADING_RE, LABEL_RE, directive_labels,  # noqa: E402
+from tools.bookmeta import toc_files
+from tools import myst
+from chapter_source import (BOOK, HEADING_RE, LABEL_RE, directive_labels,
                             is_chapter, plain_prose)
 
 TERMS_TABLE = "tab-glossary-terms"

@@ -171,11 +171,11 @@ def test_code_lines_fit_the_column(path):
 
 
 def test_figure_2_1_is_what_its_generator_draws():
-    # book/<lang>/img/ch2-eight-steps.svg are written by tools/figures/eight_steps.py
+    # book/<lang>/img/ch2-eight-steps.svg are written by tools/build/figures/eight_steps.py
     import importlib.util
 
-    path = ROOT / "tools" / "figures" / "eight_steps.py"
+    path = ROOT / "tools" / "build" / "figures" / "eight_steps.py"
     spec = importlib.util.spec_from_file_location("eight_steps", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert module.main(["--check"]) == 0, "run: python tools/figures/eight_steps.py"
+    assert module.main(["--check"]) == 0, "run: python -m tools.build.figures.eight_steps"

@@ -1,18 +1,16 @@
-"""The build's side of chapter 6's translator: tools/book_sphinx/translator.py moves the panel's
-payloads out of the page, and tools/build_book.py packs ONNX Runtime Web as classic scripts (a
-page read from file:// can load those, not a module or a fetched file)."""
+"""The build's side of chapter 6's translator: tools/build/book_sphinx/translator.py moves the
+panel's payloads out of the page, and tools/build/build_book.py packs ONNX Runtime Web as classic
+scripts (a page read from file:// can load those, not a module or a fetched file)."""
 from __future__ import annotations
 
 import base64
 import json
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
 
-import build_book  # noqa: E402
-from book_sphinx.translator import MARKER, move_payloads  # noqa: E402
+from tools.build import build_book  # noqa: E402
+from tools.build.book_sphinx.translator import MARKER, move_payloads  # noqa: E402
 
 
 def test_move_payloads(tmp_path):

@@ -13,7 +13,7 @@ import re
 import tokenize
 
 import pytest
-import myst
+from tools import myst
 
 from chapter_source import BOOK, plain_prose, read_notebook
 
@@ -98,8 +98,8 @@ def test_comment_check_can_fail():
 def test_zh_prose_has_no_hard_line_breaks():
     """One paragraph per line in the zh chapters: a line break inside a Chinese sentence shows
     as a stray space on the page and as a broken line in the exported notebook.
-    ``python tools/zh_prose.py --write`` joins them."""
-    import zh_prose
+    ``python -m tools.checks.zh_prose --write`` joins them."""
+    from tools.checks import zh_prose
 
     found = {p.name: zh_prose.hard_breaks(p.read_text(encoding="utf-8"))
              for p in sorted((BOOK / "zh").glob("*.md"))}
@@ -107,7 +107,7 @@ def test_zh_prose_has_no_hard_line_breaks():
 
 
 def test_hard_break_check_can_fail():
-    import zh_prose
+    from tools.checks import zh_prose
 
     text = "注意力把每个位置\n与其他位置联系起来。\n\n```{code-cell} ipython3\n# 代码\nx = 1\n```\n"
     assert zh_prose.hard_breaks(text) == [1]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -167,10 +166,7 @@ def test_the_hidden_record_is_a_valid_notebook_output(glued):
 
 
 def test_the_report_extension_reads_what_claims_record(glued):
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-    from book_sphinx import claims as report
+    from tools.build.book_sphinx import claims as report
 
     assert (report.CLAIM_PREFIX, report.CLAIM_MIME) == (claims.CLAIM_PREFIX, claims.CLAIM_MIME)
     d2l.claim("ch0_read", True, "a sentence", x=1.5)
@@ -182,7 +178,7 @@ def test_the_report_extension_reads_what_claims_record(glued):
 
 
 def test_report_helpers_of_the_extension():
-    from book_sphinx import claims as report
+    from tools.build.book_sphinx import claims as report
     from docutils import nodes
     from docutils.frontend import get_default_settings
     from docutils.parsers.rst import Parser

@@ -342,8 +342,8 @@ def test_offline_fallback_cmn(no_data_dir, capsys):
 
 #: sha256 of each offline corpus as read_data_nmt/read_data_cmn return it (the written pairs
 #: and the 30,000 generated ones, shortest first). The numbers of the book's offline runs depend
-#: on every byte: a change to the grammar (tools/offline_corpus/), its tables or the written
-#: pairs that alters the corpus must be deliberate (tools/write_offline_corpus.py writes the
+#: on every byte: a change to the grammar (tools/corpus/), its tables or the written
+#: pairs that alters the corpus must be deliberate (tools/corpus/write_offline_corpus.py writes the
 #: shipped files again), and update these with the reason.
 OFFLINE_CORPUS_SHA256 = {
     "fra-eng": "f04a61f1866b613956fcfb749d0bcb1d4077cc1526ffc3aa4ebfb6e69d4763b0",

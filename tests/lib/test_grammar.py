@@ -1,8 +1,8 @@
-"""Tests of tools/offline_corpus: the bilingual grammar that generates the offline sentence
-pairs d2lmini ships (d2lmini/corpora/*-offline.txt.gz, written by tools/write_offline_corpus.py).
+"""Tests of tools/corpus: the bilingual grammar that generates the offline sentence pairs d2lmini
+ships (d2lmini/corpora/*-offline.txt.gz, written by tools/corpus/write_offline_corpus.py).
 
 The expectations below (French forms, Chinese measure words) are written out here, apart from
-the grammar's own tables (tools/offline_corpus/tables/*.tsv), so that a wrong entry in the
+the grammar's own tables (tools/corpus/tables/*.tsv), so that a wrong entry in the
 grammar makes a test fail.
 """
 
@@ -18,10 +18,10 @@ import re
 
 import pytest
 
-import offline_corpus as offline  # tools/ is on the path (tests/conftest.py)
-import write_offline_corpus
-from offline_corpus import FRENCH_SPACE, generate_pairs
-from offline_corpus import sampler as grammar
+from tools import corpus as offline
+from tools.corpus import FRENCH_SPACE, generate_pairs
+from tools.corpus import sampler as grammar
+from tools.corpus import write_offline_corpus
 
 import d2lmini as d2l
 

@@ -7,11 +7,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib import font_manager  # noqa: E402
+import matplotlib.pyplot as plt
+import pytest
+from matplotlib import font_manager
 
-import d2lmini as d2l  # noqa: E402
+import d2lmini as d2l
 
 plot_module = sys.modules["d2lmini.plotting"]
 

@@ -7,11 +7,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
+import numpy as np
+import pytest
+import torch
 
-import d2lmini as d2l  # noqa: E402
+import d2lmini as d2l
 
 
 def test_timer():

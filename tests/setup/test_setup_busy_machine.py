@@ -4,7 +4,7 @@ on one core while a CPU-bound PyTorch process (bounded in time) runs on that sam
 Before issue 26 the kernels' OpenMP threads spun while waiting: two CPU-bound processes on two
 cores ran five times slower each instead of two, and a chapter hit the 300-s cell limit. The
 build now gives its kernels ``OMP_WAIT_POLICY=PASSIVE`` and a per-cell limit far above what a
-slow machine needs (``tools/build_book.py``: ``kernel_env``, ``CELL_TIMEOUT``)."""
+slow machine needs (``tools/build/build_book.py``: ``kernel_env``, ``CELL_TIMEOUT``)."""
 from __future__ import annotations
 
 import os
@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
-import build_book  # noqa: E402
+from tools.build import build_book  # noqa: E402
 
 CHAPTER = "attention-pytorch"  # PyTorch throughout, and short: the smallest that shows it
 BURNER = """
@@ -93,7 +92,7 @@ def test_a_chapter_builds_on_one_busy_core(tmp_path):
     try:
         t0 = time.monotonic()
         proc = subprocess.run(
-            [sys.executable, str(ROOT / "tools" / "build_book.py"), "-q", "--only", CHAPTER,
+            [sys.executable, "-m", "tools.build.build_book", "-q", "--only", CHAPTER,
              "--lang", "en", "--build-dir", str(tmp_path / "build")],
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500, check=False,
             preexec_fn=pin)

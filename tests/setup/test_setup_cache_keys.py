@@ -1,18 +1,16 @@
 """Outputs keyed by everything that made them (issue 26): the executed-notebook cache folder of
-``tools/build_book.py`` and the trained-weight key of ``d2lmini.cache`` change when a library
+``tools/build/build_book.py`` and the trained-weight key of ``d2lmini.cache`` change when a library
 function changes, also one that no chapter cell shows, and when the environment changes."""
 from __future__ import annotations
 
 import re
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
-import build_book  # noqa: E402
+from tools.build import build_book  # noqa: E402
 
 from d2lmini import cache  # noqa: E402
 
@@ -91,7 +89,7 @@ def test_the_workflow_restores_the_newest_cache_of_each_job():
     """Restoring an older cache is safe (the folders inside are keyed by what made them, which
     the tests above check), so the workflow restores the newest one with the job's prefix, and
     keeps the trained weights with the executed notebooks."""
-    from bookmeta import load_yaml
+    from tools.bookmeta import load_yaml
 
     jobs = load_yaml(ROOT / ".github" / "workflows" / "book.yml")["jobs"]
     for job in ("cpu", "gpu"):
@@ -105,7 +103,7 @@ def test_the_workflow_restores_the_newest_cache_of_each_job():
 # ---------------------------------------------------------------------------- the PDF's cache
 # CI once published a PDF whose English figures were not the HTML's: its chapters had been
 # executed again, and the record count of the cache did not change (a re-executed notebook
-# replaces its record). tools/build_pdf.py builds the editions in threads.
+# replaces its record). tools/build/build_pdf.py builds the editions in threads.
 def test_the_key_is_computed_once_when_threads_ask_for_it_together():
     import threading
     import time
@@ -149,7 +147,7 @@ def test_a_re_executed_notebook_is_seen_though_the_count_stays(tmp_path):
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
 
-    import build_pdf
+    from tools.build import build_pdf
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")])
     nb.cells[0].outputs = [nbformat.v4.new_output("execute_result", {"text/plain": "2"},
@@ -169,7 +167,7 @@ def test_a_re_executed_notebook_is_seen_though_the_count_stays(tmp_path):
 def test_the_pdf_warns_when_the_html_read_another_cache(tmp_path):
     import json
 
-    import build_pdf
+    from tools.build import build_pdf
 
     conf = tmp_path / ".conf" / "html" / "en"
     conf.mkdir(parents=True)
@@ -219,7 +217,7 @@ def test_a_chapter_that_read_no_differing_data_is_executed_once_for_both_builds(
         tmp_path, monkeypatch):
     import json
 
-    from book_sphinx.timing import cell_digest
+    from tools.build.book_sphinx.timing import cell_digest
     from jupyter_cache import get_cache
 
     offline = {"fra-eng": "offline:1", "text8": "offline:2"}

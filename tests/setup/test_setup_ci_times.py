@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
-import ci_times  # noqa: E402
+from tools import ci_times  # noqa: E402
 
 
 def test_nothing_is_recorded_unless_asked(tmp_path, monkeypatch):
@@ -45,8 +44,9 @@ def test_the_command_writes_the_json_and_prints_the_table(tmp_path):
     log = tmp_path / "times.jsonl"
     log.write_text(json.dumps({"part": "set-up", "start": 0.0, "end": 30.0}) + "\n"
                    + '{"part": "cut sho', encoding="utf-8")  # a line a stopped process cut
-    out = subprocess.run([sys.executable, str(ROOT / "tools" / "ci_times.py"), "0", "40"],
-                         env={"BOOK_TIMES_LOG": str(log), "PATH": "/usr/bin:/bin"},
+    out = subprocess.run([sys.executable, "-m", "tools.ci_times", "0", "40"],
+                         env={"BOOK_TIMES_LOG": str(log), "PATH": "/usr/bin:/bin",
+                              "PYTHONPATH": str(ROOT)},
                          capture_output=True, text=True, check=True, cwd=tmp_path).stdout
     assert "set-up" in out and "the rest" in out
     written = json.loads((tmp_path / "times.json").read_text(encoding="utf-8"))

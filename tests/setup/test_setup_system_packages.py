@@ -1,4 +1,4 @@
-"""The system packages of the tests (tools/dev.py): one list, one apt-get install on a bare
+"""The system packages of the tests (tools/setup/dev.py): one list, one apt-get install on a bare
 machine, a check afterwards that names exactly what is still missing, one message without root.
 
 The machine is simulated: no program on PATH, fc-list and kpsewhich absent until the packages
@@ -6,14 +6,12 @@ that bring them are "installed" by the fake apt-get, which records its calls."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
-import dev  # noqa: E402
+from tools.setup import dev  # noqa: E402
 
 # what each package brings, beyond the file its own check looks for
 PROVIDES = {"fontconfig": {"cmd": {"fc-list", "fc-cache"}},
@@ -106,14 +104,14 @@ def test_without_root_one_message_lists_everything(machine):
 
 def test_the_workflow_installs_the_same_list():
     workflow = (ROOT / ".github" / "workflows" / "book.yml").read_text(encoding="utf-8")
-    assert "tools/dev.py system" in workflow
-    assert "apt-get install" not in workflow  # one list: tools/dev.py's
+    assert "-m tools.setup.dev system" in workflow
+    assert "apt-get install" not in workflow  # one list: tools/setup/dev.py's
 
 
 def test_the_pdf_build_does_not_replay_a_failed_latex_run(tmp_path, monkeypatch):
     """latexmk replays a failed run ("Nothing to do ... gave an error") while its state is in
     the LaTeX folder: after a failure the next build starts from a clean folder."""
-    import build_pdf
+    from tools.build import build_pdf
 
     monkeypatch.setattr(build_pdf, "pdf_config",
                         lambda *a, **k: {"nb_execution_cache_path": str(tmp_path / "jc")})

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 from bs4 import BeautifulSoup
-from myst import HAN_RE
+from tools.myst import HAN_RE
 from built_book import BUILD, HTML, LANGS, ROOT, build, toc_files
 
 pytestmark = [pytest.mark.browser, pytest.mark.book]

@@ -1,4 +1,4 @@
-"""The full two-edition build (README: ``python tools/build_book.py``) and checks on its HTML.
+"""The full two-edition build (README: ``python -m tools.build.build_book``) and checks on its HTML.
 
 The build runs once per session (the jupyter cache in ``_build/.jupyter_cache`` makes a rebuild
 without code changes quick); every check below reads its output in ``_build/html``.
@@ -10,12 +10,12 @@ from html import unescape
 from pathlib import Path
 
 import pytest
-import export_notebooks
-from bookmeta import HREFLANG, load_yaml
+from tools.classroom import export_notebooks
+from tools.bookmeta import HREFLANG, load_yaml
 from built_book import (BUILD, HTML, LANGS, ROOT, build, notebooks, pages_showing_machine_paths,
                         search_index, toc_files)
 from bs4 import BeautifulSoup
-import myst
+from tools import myst
 
 pytestmark = pytest.mark.book
 
@@ -76,7 +76,7 @@ PLOT_CALL_RE = re.compile(
 def test_figures_drawn_by_code_appear_on_the_pages(book, lang):
     # A kernel that inherits MPLBACKEND=Agg draws into nothing and the page silently loses its
     # figures: every code cell that plots must leave at least one image in the page.
-    from chapter_source import code_cells, read_notebook  # noqa: PLC0415
+    from chapter_source import code_cells, read_notebook
 
     missing = []
     for name in notebooks(lang):
@@ -295,7 +295,7 @@ def test_student_edition_has_no_solutions(book):
 
 def test_zh_paragraphs_have_no_breaks_between_chinese_characters(book):
     """A soft line break of the source renders as a space; between two Chinese characters it
-    must be gone (tools/book_sphinx/cjk.py joins them), while English keeps its spaces."""
+    must be gone (tools/build/book_sphinx/cjk.py joins them), while English keeps its spaces."""
     cjk = myst.CJK
     gap = re.compile(f"[{cjk}]\\n[{cjk}]")
     for name in toc_files():
@@ -318,7 +318,7 @@ def test_offline_build_says_what_it_used(book):
 
 def numbered_chapters() -> list[str]:
     """The chapters of the toc's numbered part, in order (chapter k is the k-th of the list)."""
-    from bookmeta import load_yaml  # noqa: PLC0415
+    from tools.bookmeta import load_yaml
 
     toc = load_yaml(ROOT / "_toc.yml")
     part = next(p for p in toc["parts"] if p.get("numbered"))

@@ -117,7 +117,7 @@ def test_numpy_without_a_network_says_so(page, site, lang):  # noqa: F811
     assert _run(page, 0, "print('still here')")["output"] == "still here\n"
 
 
-def test_only_the_numpy_chapters_offer_it(site):  # noqa: F811
+def test_only_the_numpy_chapters_offer_it(site):
     for lang in LANGS:
         for path in sorted((HTML / lang).glob("*.html")):
             html = path.read_text(encoding="utf-8")
@@ -138,7 +138,7 @@ def test_only_the_numpy_chapters_offer_it(site):  # noqa: F811
     assert "font" in _spec("zh", "embeddings-positional-encoding")
 
 
-def test_a_page_on_disk_says_why_it_cannot(browser, site):  # noqa: F811
+def test_a_page_on_disk_says_why_it_cannot(browser, site):
     """Pyodide cannot start from file:// (nor fetch its packages offline; the offline zip does
     not carry it, tests/site/test_offline.py): a page read from disk says why and where to run
     the cells instead."""
@@ -181,7 +181,7 @@ def _same_output(got: str, expected: str) -> bool:
 
 @pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("page_name", PAGES)
-def test_chapters_run_in_the_page_with_a_network(browser, site, lang, page_name):  # noqa: F811
+def test_chapters_run_in_the_page_with_a_network(browser, site, lang, page_name):
     spec = _spec(lang, page_name)
     if not _cdn_reachable(spec["pyodide"]):
         pytest.skip("Pyodide's CDN (cdn.jsdelivr.net) cannot be reached from here: NumPy, SciPy "

@@ -1,23 +1,21 @@
-"""Cell times: every kernel of the build times its cells (``tools/kernel_startup.py``), and the
-execution report lists each chapter's slowest cell against the per-cell limit
+"""Cell times: every kernel of the build times its cells (``tools/build/kernel_startup.py``), and
+the execution report lists each chapter's slowest cell against the per-cell limit
 (``book_sphinx.timing``)."""
 from __future__ import annotations
 
 import os
-import sys
 
 import nbformat
 import pytest
 from built_book import HTML, LANGS, ROOT, build, notebooks
 from bs4 import BeautifulSoup
 
-sys.path.insert(0, str(ROOT / "tools"))
-from book_sphinx.timing import (  # noqa: E402
+from tools.build.book_sphinx.timing import (
     cell_digest, margin_problem, read_times, summarise,
 )
-from bookmeta import budget_s  # noqa: E402
+from tools.bookmeta import budget_s
 
-STARTUP = ROOT / "tools" / "kernel_startup.py"
+STARTUP = ROOT / "tools" / "build" / "kernel_startup.py"
 
 
 def test_a_kernel_times_its_cells(tmp_path, monkeypatch):

@@ -1,4 +1,4 @@
-"""tools/dev.py, behind `make book` and `make test`: set-up that explains itself.
+"""tools/setup/dev.py, behind `make book` and `make test`: set-up that explains itself.
 
 Nothing here touches the network: unreachable indexes are closed local ports, the npm registry is
 a local HTTP server.
@@ -19,8 +19,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
-import dev  # noqa: E402
+from tools.setup import dev  # noqa: E402
 
 
 def test_old_python_gets_a_message(monkeypatch):
@@ -34,12 +33,13 @@ def test_dev_script_parses_on_old_interpreters():
     # the message above must be reachable: no syntax newer than Python 3.6 in the file
     import ast
 
-    ast.parse((ROOT / "tools" / "dev.py").read_text(encoding="utf-8"), feature_version=(3, 6))
+    dev = ROOT / "tools" / "setup" / "dev.py"
+    ast.parse(dev.read_text(encoding="utf-8"), feature_version=(3, 6))
 
 
 def test_unknown_command_prints_usage():
-    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "dev.py"), "nonsense"],
-                          capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "tools.setup.dev", "nonsense"],
+                          capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 2 and "usage:" in proc.stdout and "book" in proc.stdout
 
 
@@ -135,8 +135,8 @@ def test_npm_packages_fetched_without_npm_and_checked(npm_registry, tmp_path, mo
 
 
 def test_new_commands_are_listed():
-    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "dev.py"), "--help"],
-                          capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "tools.setup.dev", "--help"],
+                          capture_output=True, text=True, cwd=ROOT)
     for command in ("check", "doctor", "system"):
         assert f"  {command} " in proc.stdout
 
@@ -147,7 +147,7 @@ def test_ruff_findings_are_counted():
 
 
 def test_doctor_says_what_a_bug_report_needs():
-    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "dev.py"), "doctor"],
+    proc = subprocess.run([sys.executable, "-m", "tools.setup.dev", "doctor"],
                           capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout

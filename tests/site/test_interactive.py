@@ -1,12 +1,12 @@
-"""Interactive figures (``d2l.interactive``, ``tools/book_sphinx/vega.py``) in Chromium, with no
-request leaving the site: every one goes live, keeps its static image as the hidden fallback with
+"""Interactive figures (``d2l.interactive``, ``tools/build/book_sphinx/vega.py``) in Chromium, with
+no request leaving the site: every one goes live, keeps its static image as the hidden fallback with
 the cell's alt text, and each of its controls (a slider, radio buttons, a menu) changes what it
 draws. Screenshots go to ``_build/screenshots/``."""
 from __future__ import annotations
 
 import pytest
 from built_book import LANGS
-from myst import HAN_RE
+from tools.myst import HAN_RE
 from test_browser import SHOTS, _open, page  # noqa: F401  (page: the fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.book]

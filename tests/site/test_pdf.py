@@ -1,4 +1,4 @@
-"""The PDF of each edition (``python tools/build_pdf.py``), with and without the solutions.
+"""The PDF of each edition (``python -m tools.build.build_pdf``), with and without the solutions.
 
 Built once per session after the HTML (whose jupyter cache it reads: nothing is executed), then
 read with poppler's tools: page count, embedded CJK fonts, the text where it belongs, no
@@ -12,8 +12,8 @@ import subprocess
 import sys
 
 import pytest
-import exercises
-from bookmeta import load_yaml, pdf_name
+from tools.classroom import exercises
+from tools.bookmeta import load_yaml, pdf_name
 from bs4 import BeautifulSoup
 from built_book import BUILD, HTML, LANGS, ROOT, build, nothing_at_all_env, toc_files
 
@@ -32,7 +32,7 @@ TERM = {"zh": "多头注意力", "en": "multi-head attention"}
 @functools.cache
 def _build_pdfs() -> str:
     build()  # the HTML first: its jupyter cache is the PDF's
-    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "build_pdf.py"), "--build-dir",
+    proc = subprocess.run([sys.executable, "-m", "tools.build.build_pdf", "--build-dir",
                            str(BUILD)], cwd=ROOT, env=nothing_at_all_env(), capture_output=True,
                           text=True, check=False)
     if proc.returncode != 0:

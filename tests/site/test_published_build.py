@@ -54,7 +54,7 @@ def _cache_folders() -> dict[str, Path]:
     data in their KEY.json."""
     import json
 
-    import build_book
+    from tools.build import build_book
 
     found = {}
     code = build_book.cache_key()
@@ -73,7 +73,7 @@ def test_a_chapter_reading_no_real_data_is_executed_once(published, lang):
     it) are executed with the real ones."""
     from jupyter_cache import get_cache
 
-    import build_book
+    from tools.build import build_book
 
     folders = _cache_folders()
     assert set(folders) == {"offline", "published"}, folders
@@ -82,7 +82,7 @@ def test_a_chapter_reading_no_real_data_is_executed_once(published, lang):
         records[which] = {Path(r.uri).stem: r for r in get_cache(str(folder / lang))
                           .list_cache_records()}
     reads = build_book._cell_reads(folders["offline"] / lang / "cell-times.jsonl")
-    from book_sphinx.timing import cell_digest
+    from tools.build.book_sphinx.timing import cell_digest
 
     shared, own = [], []
     for page, record in records["published"].items():

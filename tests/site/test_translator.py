@@ -139,7 +139,7 @@ def test_bad_input_gets_a_message_and_no_html(page, site, lang):  # noqa: F811
     assert not page.outside and not page.js_errors
 
 
-def test_a_fresh_page_translates_the_first_sentence(browser, site):  # noqa: F811
+def test_a_fresh_page_translates_the_first_sentence(browser, site):
     """A fresh page: the reader goes straight to the panel and types at once, so the models are
     still loading. The translation appears when they are loaded; the page's own times (typing to
     the first translation and to all the results, and the loading) are written next to the

@@ -1,0 +1,1 @@
+"""Figures the book draws with its own code (SVG in both editions), kept current by a check."""

@@ -1,0 +1,2 @@
+"""Set-up: ``python -m tools.setup.dev COMMAND``, what ``make`` runs; written for old Pythons
+too."""
