@@ -101,70 +101,93 @@ def device_name(device: torch.device) -> str:
     return platform.processor() or platform.machine() or "cpu"
 
 
+def prepare_data(args: argparse.Namespace, say, world_size: int, device: torch.device) -> dict:
+    """The pairs split by :func:`held_out_split`, the training pairs that fit ``num_steps``, the
+    vocabularies and the padded arrays: ``{train_src, test_src, test_refs, src_vocab,
+    tgt_vocab, arrays, data_source, num_pairs}``."""
+    source, target, data_source = load_pairs(args.max_examples)
+    say(f"[d2lmini] {data_source}", flush=True)
+    train_src, train_tgt, test_src, test_refs = held_out_split(source, target)
+    keep = [i for i, (s, t) in enumerate(zip(train_src, train_tgt))
+            if len(s) < args.num_steps and len(t) < args.num_steps]  # + <eos> fits
+    train_src, train_tgt = [train_src[i] for i in keep], [train_tgt[i] for i in keep]
+    src_vocab = d2l.Vocab(train_src, min_freq=2, reserved_tokens=RESERVED)
+    tgt_vocab = d2l.Vocab(train_tgt, min_freq=2, reserved_tokens=RESERVED)
+    arrays = (*d2l.build_array_nmt(train_src, src_vocab, args.num_steps),
+              *d2l.build_array_nmt(train_tgt, tgt_vocab, args.num_steps))
+    say(f"{len(source)} pairs: {len(train_src)} for training (pairs longer than "
+        f"{args.num_steps - 1} tokens dropped), {len(test_src)} English sentences held out "
+        f"with all their translations; vocabularies "
+        f"{len(src_vocab)} (en) and {len(tgt_vocab)} (fr); world size {world_size} on "
+        f"{device_name(device)}", flush=True)
+    return dict(train_src=train_src, test_src=test_src, test_refs=test_refs,
+                src_vocab=src_vocab, tgt_vocab=tgt_vocab, arrays=arrays,
+                data_source=data_source, num_pairs=len(source))
+
+
+def train(args: argparse.Namespace, data: dict, device: torch.device, say):
+    """Chapter 6's model and recipe trained on ``data``: ``(net, recipe, result, amp)``."""
+    torch.manual_seed(args.seed)
+    net = d2l.make_transformer(len(data["src_vocab"]), len(data["tgt_vocab"]), args.num_hiddens,
+                               args.ffn_num_hiddens, args.num_heads, args.num_layers,
+                               args.dropout)
+    # resolved once, for training and for the evaluation
+    amp = device.type == "cuda" if args.amp == "auto" else args.amp == "on"
+    recipe = d2l.TrainConfig(  # chapter 6's recipe (sec-training-translation-real)
+        num_epochs=args.epochs, lr=1.0, betas=(0.9, 0.98), eps=1e-9,
+        warmup_steps=args.warmup, num_hiddens=args.num_hiddens,
+        label_smoothing=args.label_smoothing, smoothing_skips_pad=True, amp=amp,
+        seed=args.seed)
+    result = d2l.train_seq2seq_ddp(
+        net, data["arrays"], data["tgt_vocab"], recipe, global_batch_size=args.batch_size,
+        device=device, checkpoint_path=args.checkpoint, resume=not args.no_resume,
+        seed=args.seed, max_seconds=None if args.max_minutes is None else args.max_minutes * 60,
+        log=say)
+    return net, recipe, result, amp
+
+
+def evaluate(args: argparse.Namespace, net, data: dict, device: torch.device, amp: bool):
+    """Held-out sacreBLEU of ``net`` (every translation a reference): ``(bleu, predictions,
+    number of sentences, seconds)``."""
+    test_src, test_refs = data["test_src"], data["test_refs"]
+    n_eval = len(test_src) if args.bleu_examples is None else min(args.bleu_examples,
+                                                                  len(test_src))
+    tic = time.perf_counter()
+    preds = d2l.translate(net, test_src[:n_eval], data["src_vocab"], data["tgt_vocab"],
+                          args.num_steps, device, beam_size=args.beam_size, amp=amp)
+    bleu = d2l.corpus_bleu([" ".join(p) for p in preds],  # sacreBLEU, 0-100, chapter 6's
+                           [[" ".join(t) for t in refs] for refs in test_refs[:n_eval]],
+                           pair="fra-eng")
+    return bleu, preds, n_eval, time.perf_counter() - tic
+
+
 def main(argv: list[str] | None = None) -> dict:
     args = parse_args(argv)
     rank, world_size, device = d2l.setup_distributed()
     say = print if rank == 0 else (lambda *a, **k: None)
     torch.set_float32_matmul_precision("high")
     try:
-        source, target, data_source = load_pairs(args.max_examples)
-        say(f"[d2lmini] {data_source}", flush=True)
-        train_src, train_tgt, test_src, test_refs = held_out_split(source, target)
-        keep = [i for i, (s, t) in enumerate(zip(train_src, train_tgt))
-                if len(s) < args.num_steps and len(t) < args.num_steps]  # + <eos> fits
-        train_src, train_tgt = [train_src[i] for i in keep], [train_tgt[i] for i in keep]
-        src_vocab = d2l.Vocab(train_src, min_freq=2, reserved_tokens=RESERVED)
-        tgt_vocab = d2l.Vocab(train_tgt, min_freq=2, reserved_tokens=RESERVED)
-        arrays = (*d2l.build_array_nmt(train_src, src_vocab, args.num_steps),
-                  *d2l.build_array_nmt(train_tgt, tgt_vocab, args.num_steps))
-        say(f"{len(source)} pairs: {len(train_src)} for training (pairs longer than "
-            f"{args.num_steps - 1} tokens dropped), {len(test_src)} English sentences held out "
-            f"with all their translations; vocabularies "
-            f"{len(src_vocab)} (en) and {len(tgt_vocab)} (fr); world size {world_size} on "
-            f"{device_name(device)}", flush=True)
-
-        config = {key: getattr(args, key) for key in (
-            "num_hiddens", "ffn_num_hiddens", "num_heads", "num_layers", "dropout",
-            "label_smoothing", "batch_size", "num_steps", "warmup", "epochs", "max_minutes",
-            "max_examples", "seed", "amp", "beam_size")}
-        torch.manual_seed(args.seed)
-        net = d2l.make_transformer(len(src_vocab), len(tgt_vocab), args.num_hiddens,
-                                   args.ffn_num_hiddens, args.num_heads, args.num_layers,
-                                   args.dropout)
-        # resolved once, for training and for the evaluation below
-        amp = device.type == "cuda" if args.amp == "auto" else args.amp == "on"
-        recipe = d2l.TrainConfig(  # chapter 6's recipe (sec-training-translation-real)
-            num_epochs=args.epochs, lr=1.0, betas=(0.9, 0.98), eps=1e-9,
-            warmup_steps=args.warmup, num_hiddens=args.num_hiddens,
-            label_smoothing=args.label_smoothing, smoothing_skips_pad=True, amp=amp,
-            seed=args.seed)
-        result = d2l.train_seq2seq_ddp(
-            net, arrays, tgt_vocab, recipe, global_batch_size=args.batch_size, device=device,
-            checkpoint_path=args.checkpoint, resume=not args.no_resume, seed=args.seed,
-            max_seconds=None if args.max_minutes is None else args.max_minutes * 60, log=say)
+        data = prepare_data(args, say, world_size, device)
+        net, recipe, result, amp = train(args, data, device, say)
     finally:
         d2l.cleanup_distributed()  # only rank 0 goes on, to evaluate
     if rank != 0:
         return {}
-
-    n_eval = len(test_src) if args.bleu_examples is None else min(args.bleu_examples,
-                                                                  len(test_src))
-    tic = time.perf_counter()
-    preds = d2l.translate(net, test_src[:n_eval], src_vocab, tgt_vocab, args.num_steps, device,
-                          beam_size=args.beam_size, amp=amp)
-    bleu = d2l.corpus_bleu([" ".join(p) for p in preds],  # sacreBLEU, 0-100, chapter 6's
-                           [[" ".join(t) for t in refs] for refs in test_refs[:n_eval]],
-                           pair="fra-eng")
-    eval_seconds = time.perf_counter() - tic
+    bleu, preds, n_eval, eval_seconds = evaluate(args, net, data, device, amp)
     search = "greedy" if args.beam_size == 1 else f"beam {args.beam_size}"
     print(f"held-out sacreBLEU {bleu.score:.1f} on {n_eval} sentences ({search}, every "
-          f"translation a reference, "
-          f"{eval_seconds:.1f} s; {bleu.signature})")
+          f"translation a reference, {eval_seconds:.1f} s; {bleu.signature})")
+    config = {key: getattr(args, key) for key in (
+        "num_hiddens", "ffn_num_hiddens", "num_heads", "num_layers", "dropout",
+        "label_smoothing", "batch_size", "num_steps", "warmup", "epochs", "max_minutes",
+        "max_examples", "seed", "amp", "beam_size")}
+    test_src, test_refs = data["test_src"], data["test_refs"]
     summary = {
         "device": device_name(device), "torch": torch.__version__, "world_size": world_size,
         "machine": f"{world_size} x {device_name(device)}, torch {torch.__version__}",
         "recipe": dataclasses.asdict(recipe),
-        "config": config, "data_source": data_source, "num_train": len(train_src),
+        "config": config, "data_source": data["data_source"],
+        "num_train": len(data["train_src"]),
         "num_test": len(test_src), "num_test_references": sum(map(len, test_refs)),
         "split": "d2lmini.split_held_out(test_fraction=0.02, seed=0)",
         "epochs": len(result.losses), "losses": result.losses,
@@ -179,7 +202,6 @@ def main(argv: list[str] | None = None) -> dict:
                         encoding="utf-8")
     print(f"wrote {args.out}")
     return summary
-
 
 if __name__ == "__main__":
     main()

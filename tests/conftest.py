@@ -91,8 +91,11 @@ def _time_group(item: pytest.Item) -> str:
         if item.get_closest_marker(marker):
             return group
     folder = Path(str(item.fspath)).parent.name
-    return {"lib": "tests: library (tests/lib)", "book": "tests: sources and tools (tests/book)",
-            "setup": "tests: set-up (tests/setup)"}.get(folder, f"tests: tests/{folder}")
+    return {"library": "tests: library", "code": "tests: code shape",
+            "corpus": "tests: offline corpus", "chapters": "tests: chapter sources",
+            "classroom": "tests: classroom", "build": "tests: build tools",
+            "setup": "tests: set-up", "scripts": "tests: scripts",
+            }.get(folder, f"tests: tests/{folder}")
 
 
 @pytest.hookimpl(hookwrapper=True)

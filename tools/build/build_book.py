@@ -425,6 +425,20 @@ def kernel_env(base: dict[str, str]) -> dict[str, str]:
     return env
 
 
+def _theme_options(cfg: dict, repo: dict, lang: str) -> dict:
+    """The theme's options of one edition: the page's source is book/<lang>/<page>.md on the
+    main branch ("edit this page"); launch buttons open <lang>/<page>.ipynb in the notebooks
+    branch instead (book_sphinx.i18n); the header holds the language switcher and the PDF."""
+    theme = dict(cfg.get("html_theme_options", {}))
+    theme.update({
+        "repository_branch": repo.get("branch", "main"),
+        "path_to_docs": f"book/{lang}",
+        "article_header_end": ["lang-switcher.html", "pdf-link.html",
+                               "article-header-buttons.html"],
+    })
+    return theme
+
+
 def sphinx_config(lang: str, *, student: bool, toc_path: Path, strict: bool,
                   assets: Path) -> dict:
     """The Sphinx configuration of one edition: ``_config.yml`` converted by jupyter-book,
@@ -442,15 +456,7 @@ def sphinx_config(lang: str, *, student: bool, toc_path: Path, strict: bool,
     # Live code in the page comes from book_sphinx.browser (Pyodide, packed from npm), not thebe:
     # sphinx-thebe inserts its CDN script twice per page (a JavaScript error) under Sphinx 7.
     cfg["extensions"] = [e for e in cfg["extensions"] if e != "sphinx_thebe"]
-    theme = dict(cfg.get("html_theme_options", {}))
-    theme.update({
-        # the page's source, book/<lang>/<page>.md on the main branch ("edit this page"); launch
-        # buttons open <lang>/<page>.ipynb in the notebooks branch instead (book_sphinx.i18n)
-        "repository_branch": repo.get("branch", "main"),
-        "path_to_docs": f"book/{lang}",
-        "article_header_end": ["lang-switcher.html", "pdf-link.html",
-                               "article-header-buttons.html"],
-    })
+    theme = _theme_options(cfg, repo, lang)
     # _config.yml gives .bib paths relative to the edition folder; the generated conf.py lives
     # elsewhere and sphinxcontrib-bibtex resolves relative paths against the conf dir
     bibfiles = [str((srcdir / b).resolve()) for b in cfg.get("bibtex_bibfiles", [])]

@@ -247,11 +247,7 @@ def grade(lang: str, chapter: str, submissions: list[Path], out: Path = OUT,
 
 
 # ---------------------------------------------------------------------------- command line
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] not in {"make", "list", "grade", "report", "dryrun", "-h",
-                                   "--help"}:
-        argv.insert(0, "make")
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         description="Graded assignments (otter-grader) from the chapters' exercises.")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -283,35 +279,45 @@ def main(argv: list[str] | None = None) -> int:
     pd.add_argument("chapter")
     pd.add_argument("--lang", choices=LANGS, default="en", help="edition and report language")
     pd.add_argument("--out", type=Path, help="also write OUT/grades.csv and OUT/grades.json")
-    args = p.parse_args(argv)
+    return p
 
+
+def _run(args: argparse.Namespace) -> None:
+    """One command other than ``dryrun``; raises :class:`AssignError` for the user's mistakes."""
+    if args.cmd == "list":
+        for chapter in exercises.graded_chapters(args.lang):
+            print(f"{chapter}: " + ", ".join(
+                f"{ex.label} ({len(ex.tests)} public, {len(ex.hidden_tests)} hidden tests)"
+                for ex in exercises.graded_exercises(args.lang, chapter)))
+    elif args.cmd == "make":
+        for lang in args.lang or LANGS:
+            for chapter in args.chapters or exercises.graded_chapters(lang):
+                dest = make(lang, chapter, args.out, run_tests=args.run_tests)
+                shown = dest.relative_to(ROOT) if dest.is_relative_to(ROOT) else dest
+                log(f"{lang}/{chapter}: {shown}/{{student,autograder}}")
+    elif args.cmd == "grade":
+        grade(args.lang, args.chapter, args.submissions, args.out, args.csv)
+    else:
+        if not args.csv.exists():
+            raise AssignError(f"{args.csv}: no such file (see `assign.py grade --csv`)")
+        print(class_report.report(args.csv, args.lang, args.html), end="")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in {"make", "list", "grade", "report", "dryrun", "-h",
+                                   "--help"}:
+        argv.insert(0, "make")
+    args = _parser().parse_args(argv)
     if args.cmd == "dryrun":
         return dry_run.main([args.chapter, "--lang", args.lang]
-                              + (["--out", str(args.out)] if args.out else []))
+                            + (["--out", str(args.out)] if args.out else []))
     try:
-        if args.cmd == "list":
-            for chapter in exercises.graded_chapters(args.lang):
-                exs = exercises.graded_exercises(args.lang, chapter)
-                print(f"{chapter}: " + ", ".join(
-                    f"{ex.label} ({len(ex.tests)} public, {len(ex.hidden_tests)} hidden tests)"
-                    for ex in exs))
-        elif args.cmd == "make":
-            for lang in args.lang or LANGS:
-                for chapter in args.chapters or exercises.graded_chapters(lang):
-                    dest = make(lang, chapter, args.out, run_tests=args.run_tests)
-                    shown = dest.relative_to(ROOT) if dest.is_relative_to(ROOT) else dest
-                    log(f"{lang}/{chapter}: {shown}/{{student,autograder}}")
-        elif args.cmd == "grade":
-            grade(args.lang, args.chapter, args.submissions, args.out, args.csv)
-        else:
-            if not args.csv.exists():
-                raise AssignError(f"{args.csv}: no such file (see `assign.py grade --csv`)")
-            print(class_report.report(args.csv, args.lang, args.html), end="")
+        _run(args)
     except AssignError as e:
         print(f"[assign] {e}", file=sys.stderr)
         return 1
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -35,7 +35,7 @@ COLAB_EXTRA = ["gensim", "jieba", "jupytext", "myst-nb"]
 def repository_url(config: Path = ROOT / "_config.yml") -> str:
     """``repository.url`` of the Jupyter Book config: the one setting that names the repository
     (launch buttons, the notebooks' install cell, the edit and issue buttons; CITATION.cff must
-    agree, tests/book/test_export.py checks it).
+    agree, tests/classroom/test_export.py checks it).
 
     Raises:
         ValueError: the config has no ``repository.url``.

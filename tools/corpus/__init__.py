@@ -14,7 +14,7 @@ This package is the project's tool that writes the offline corpora d2lmini ships
 ``d2lmini/corpora/offline.json``): :func:`corpus_text` merges the hand-written pairs with the
 generated ones as :func:`d2lmini.read_data_nmt` and :func:`d2lmini.read_data_cmn` return them, and
 ``python -m tools.corpus.write_offline_corpus`` writes them (``--check`` compares instead; so does
-``tests/lib/test_grammar.py``). The library itself only reads the shipped files.
+``tests/corpus/test_grammar.py``). The library itself only reads the shipped files.
 
 Every English sentence has exactly one translation, built by the grammar of the target
 language rather than word by word: French agreement of adjectives and past participles in

@@ -6,7 +6,7 @@
 
 A reader without the Tatoeba data trains on these corpora; the book's offline numbers depend on
 every byte, so a change to the grammar, its tables or the written pairs that alters them is
-deliberate: write them, and update the checksums pinned in tests/lib/test_data.py with the
+deliberate: write them, and update the checksums pinned in tests/library/test_data.py with the
 reason.
 """
 from __future__ import annotations

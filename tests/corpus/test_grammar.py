@@ -104,7 +104,7 @@ def test_a_damaged_shipped_corpus_is_refused(tmp_path, monkeypatch):
 
 
 #: sha256 of ``generate_pairs(pair, 30_000, seed=0)`` written one ``en<TAB>translation`` line
-#: per pair (what d2lmini.data merges with the written pairs; tests/lib/test_data.py pins the
+#: per pair (what d2lmini.data merges with the written pairs; tests/library/test_data.py pins the
 #: merged corpus). A change to the grammar or its tables that alters it must be deliberate.
 GENERATED_SHA256 = {
     "fra-eng": "41536a2caee2df9201b3e87fb8e99972fd398270f176102e98ccaa2797cca408",

@@ -3,7 +3,7 @@ offline.
 
 * every chapter has at least two exercises whose answers the autograder checks, and their tests
   are hidden code cells at the end of the worked solution (the book build runs them there, so the
-  worked solutions pass them: tests/site/test_book_build.py builds the book);
+  worked solutions pass them: tests/build/test_book_build.py builds the book);
 * public checks (``exercise-test``) reach the student's notebook, hidden tests
   (``exercise-test-hidden``) only the autograder, and carry most of the points;
 * the NumPy chapter is graded for real, in both editions, with ``otter run`` and no Docker: its

@@ -3,7 +3,7 @@
 ``book/<lang>/api.md`` holds a ``d2lmini-modules`` marker that
 ``tools/build/book_sphinx/apipage.py``
 expands into one autodoc section per module when the book is built; the built pages are checked
-in ``tests/site/test_claims_report.py``.
+in ``tests/build/test_claims_report.py``.
 """
 from __future__ import annotations
 

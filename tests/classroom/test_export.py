@@ -2,7 +2,7 @@
 without solutions, zh line breaks joined, and they run.
 
 Only the short chapters are executed here (index, glossary, mha-numpy, attention-pytorch, in
-the English edition; the zh code cells are identical, which tests/book/test_parity.py enforces).
+the English edition; the zh code cells are identical, which tests/chapters/test_parity.py enforces).
 The book build (tools/build/build_book.py, run by the test suite and CI) already executes every
 chapter of both editions; executing all of them again here would double the CI time on a
 2-core runner for no extra coverage. The rest are validated with nbformat only.

@@ -1,6 +1,6 @@
 """Chapter 6's "translate it yourself" panel in Chromium, offline: the page translates with the
 chapter's exported models exactly as d2lmini does, answers bad input with a message and never
-inserts the reader's text as HTML. (From file://, in the offline zip: tests/site/test_offline.py;
+inserts the reader's text as HTML. (From file://, in the offline zip: tests/build/test_offline.py;
 its speed: bench/translator.py.)
 Screenshots go to ``_build/screenshots/``."""
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The build's side of "Run in your browser" (tools/build/book_sphinx/browser.py): which code cells
 of chapters 2 and 3 run in the page (Pyodide) and what runs of each. A chosen cell must run with
 only the standard library, NumPy, SciPy and Matplotlib, after the chosen cells before it; the
-browser tests (tests/site/test_browser_run.py) run them in Pyodide."""
+browser tests (tests/build/test_browser_run.py) run them in Pyodide."""
 from __future__ import annotations
 
 import ast

@@ -3,7 +3,7 @@
 A sentence that quotes a measured or computed ratio ("doubling n multiplied the time by
 {glue}", "是 GRU 层的 {glue} 倍") usually relies on bounds: more than 2, less than 1. The chapters
 glue such ratios with ``d2l.glue_ratio(name, value, low, high)``, which stops the build when the
-value leaves the bounds (tests/lib/test_glue_ratio.py). Here, from the chapter sources:
+value leaves the bounds (tests/library/test_glue_ratio.py). Here, from the chapter sources:
 
 * every glue quoted in prose next to a ratio word (倍, 之比, 因子, times, factor, ratio, …) is
   glued by ``glue_ratio``, not by a bare ``glue``;

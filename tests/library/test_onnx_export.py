@@ -1,5 +1,5 @@
 """d2lmini.export: the translator as ONNX graphs, run by ONNX Runtime (Python here; the book's
-page runs the same graphs with ONNX Runtime Web, tests/site/test_translator.py), and the panel
+page runs the same graphs with ONNX Runtime Web, tests/build/test_translator.py), and the panel
 that carries them into the page."""
 from __future__ import annotations
 

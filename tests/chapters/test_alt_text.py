@@ -1,6 +1,6 @@
 """Alt text in the chapter sources, before anything is built.
 
-The built-site test (tests/site/test_a11y.py) finds an image without alt text only after the
+The built-site test (tests/build/test_a11y.py) finds an image without alt text only after the
 whole book has been executed; these checks catch the two ways of adding one without alt text in a
 second: a ``{figure}``/``{image}`` directive without ``:alt:``, and a code cell that draws a plot
 without ``mystnb: image: alt:`` (or ``figure: alt:``) metadata.

@@ -398,7 +398,7 @@ def computed_first_appears(lang: str) -> dict[str, str]:
 
 def write_first_appears(lang: str) -> list[str]:
     """Rewrite the "first appears" cells of ``book/<lang>/glossary.md`` from the sources;
-    return the terms changed (``python tests/book/test_terminology.py --write``)."""
+    return the terms changed (``python tests/chapters/test_terminology.py --write``)."""
     path = BOOK / lang / "glossary.md"
     lines = path.read_text(encoding="utf-8").split("\n")
     computed, changed = computed_first_appears(lang), []
@@ -499,11 +499,11 @@ def test_ise_check_can_fail():
     assert ize_spellings(text) == [(1, "normalize")]
 
 
-if __name__ == "__main__":  # python tests/book/test_terminology.py --write
+if __name__ == "__main__":  # python tests/chapters/test_terminology.py --write
     import sys
 
     if sys.argv[1:] != ["--write"]:
-        sys.exit("usage: python tests/book/test_terminology.py --write  (recompute the "
+        sys.exit("usage: python tests/chapters/test_terminology.py --write  (recompute the "
                  "glossaries' 'first appears' column from the chapters)")
     for edition in ("zh", "en"):
         print(edition, write_first_appears(edition))

@@ -140,7 +140,7 @@ def test_only_the_numpy_chapters_offer_it(site):
 
 def test_a_page_on_disk_says_why_it_cannot(browser, site):
     """Pyodide cannot start from file:// (nor fetch its packages offline; the offline zip does
-    not carry it, tests/site/test_offline.py): a page read from disk says why and where to run
+    not carry it, tests/build/test_offline.py): a page read from disk says why and where to run
     the cells instead."""
     ctx = browser.new_context()
     ctx.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file:")

@@ -24,7 +24,7 @@ VOCAB_SIZE, STEPS = 12, 6
 
 
 def _copy_data(vocab, n=48, seed=0):
-    """A copy task in ``vocab`` (tests/lib/conftest.py's ``tiny_vocab``):
+    """A copy task in ``vocab`` (tests/library/conftest.py's ``tiny_vocab``):
     (X, X_valid_len, Y, Y_valid_len) with Y = X, words then <eos> then <pad>s."""
     assert len(vocab) == VOCAB_SIZE
     g = torch.Generator().manual_seed(seed)

@@ -160,7 +160,7 @@ def display_width(line: str) -> int:
 @pytest.mark.parametrize("path", ALL_MD, ids=_id)
 def test_code_lines_fit_the_column(path):
     # a reader at a 1280 px window sees every line of a code cell without scrolling sideways;
-    # tests/site/test_browser.py checks the same on the rendered pages
+    # tests/build/test_browser.py checks the same on the rendered pages
     wide = [
         f"{_id(path)} cell {i}: {display_width(line)} columns: {line.strip()[:60]}"
         for i, cell in enumerate(c for c in read_notebook(path).cells if c.cell_type == "code")
