@@ -1,4 +1,4 @@
-// "Translate it yourself" (chapter 6; d2lmini.export, tools/build/book_sphinx/translator.py): the
+// "Translate it yourself" (chapter 6; d2lmini.book.translator, tools/build/book_sphinx/translator.py): the
 // chapter's trained models translate the reader's sentence in this page, with ONNX Runtime Web
 // loaded from the site itself (no request leaves it; it works from file:// too).
 //

@@ -1,4 +1,4 @@
-// Interactive figures (d2l.interactive, tools/build/book_sphinx/vega.py): each <div class="d2l-vega">
+// Interactive figures (book.interactive, tools/build/book_sphinx/vega.py): each <div class="d2l-vega">
 // holds a Vega-Lite specification and the static figure as an image. The live chart, drawn with
 // the Vega libraries this page loads from the site itself, replaces the image; where it cannot
 // be drawn, the image stays.

@@ -1,4 +1,4 @@
-"""Chapter 6's translator in the page (d2l.TranslatorPanel): how long after the reader types a
+"""Chapter 6's translator in the page (book.TranslatorPanel): how long after the reader types a
 sentence its first translation appears (the first model's greedy search) and all the results
 (both models, greedy and beam search, the heat maps), in headless Chromium on the built site
 (``_build/html``, else the tests' ``_build/test-offline/html``), English edition, the sentence

@@ -1,28 +1,11 @@
-"""Plotting helpers with d2l's names: line plots, attention heat maps, a live animator; and
-labels in the reader's language.
+"""Plotting helpers with d2l's names: line plots, attention heat maps, a live animator.
 
-The book has a Chinese and an English edition whose code cells are identical. A plot label is
-therefore written in both languages, ``d2l.label("sequence length", "序列长度")``, and the
-environment variable ``D2LMINI_LANG`` (``zh`` or ``en``, default ``en``), which the book build
-and the exported notebooks set, picks one. Chinese labels need a font with Chinese glyphs: the
-first call that returns a Chinese label puts such a font after matplotlib's default in the font
-fallback list. The font comes with the package's requirements (``noto-cjk-sans-otc``, Noto Sans
-CJK from PyPI, SIL Open Font License), so every machine draws the same Chinese labels without a
-system font; an installed system font (Noto Sans CJK, Source Han Sans, …) is used when that
-package is missing. With ``D2LMINI_LANG=zh`` and no such font at all, a Chinese label raises
-:class:`CJKFontError` instead of silently drawing English labels, and once the CJK font is set
-up, a character that no font has (matplotlib's "Glyph ... missing" warning, a box in the plot)
-is an error too.
+Labels in the reader's language and the font for Chinese ones are the book's
+(:mod:`d2lmini.book.language`); the helpers here use that font when a label is Chinese.
 """
 
 from __future__ import annotations
 
-import base64
-import html
-import io
-import json
-import os
-import re
 import warnings
 from typing import Any, Sequence
 
@@ -31,129 +14,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from .book.language import CJKFontError, _cjk_font, plot_language
 from .utils import in_notebook
 
-__all__ = ["use_svg_display", "set_figsize", "set_axes", "plot", "show_heatmaps", "Animator",
-           "LANG_ENV", "plot_language", "label", "find_cjk_font", "CJKFontError",
-           "InteractiveFigure", "interactive"]
-
-#: The environment variable that names the edition's language: ``zh`` or ``en``.
-LANG_ENV = "D2LMINI_LANG"
-_LANGS = ("en", "zh")
-#: Fonts with Chinese glyphs, most preferred first (Linux, macOS, Windows).
-CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "Source Han Sans CN",
-             "WenQuanYi Zen Hei", "WenQuanYi Micro Hei", "PingFang SC", "Heiti SC",
-             "Hiragino Sans GB", "Microsoft YaHei", "SimHei", "Noto Sans CJK JP",
-             "Noto Sans CJK TC")
-#: Substrings of the file names of such fonts, to find one installed after matplotlib's cache.
-_CJK_FILE_HINTS = ("notosanscjk", "sourcehansans", "wqy", "wenquanyi", "simhei", "msyh", "pingfang")
-#: The pip package that brings Noto Sans CJK (requirements.txt, pyproject.toml).
-CJK_FONT_PACKAGE = "noto-cjk-sans-otc"
-_cjk_state: dict[str, Any] = {}  # "font": the CJK font put into matplotlib's fallback list
-
-
-class CJKFontError(RuntimeError):
-    """``D2LMINI_LANG=zh`` but no font with Chinese characters can be found: a Chinese plot
-    would show English labels (or boxes), so it stops instead."""
-
-
-def plot_language() -> str:
-    """The language of plot labels, ``"zh"`` or ``"en"``, from ``$D2LMINI_LANG`` (default en)."""
-    value = os.environ.get(LANG_ENV, "en").strip().lower() or "en"
-    if value.startswith("zh"):  # zh, zh-CN, zh_CN
-        return "zh"
-    if value.startswith("en"):
-        return "en"
-    raise ValueError(f"{LANG_ENV} must be 'zh' or 'en'; got {value!r}")
-
-
-def _bundled_cjk_font_file() -> str | None:
-    """The font file of the ``noto-cjk-sans-otc`` package (Noto Sans CJK), if installed."""
-    try:
-        import noto_cjk_sans_otc
-    except ImportError:
-        return None
-    path = str(noto_cjk_sans_otc.FONT_PATH)
-    return path if os.path.isfile(path) else None
-
-
-def _installed_cjk_font() -> str | None:
-    """The most preferred of :data:`CJK_FONTS` that matplotlib knows, or None. A font whose
-    file is gone (matplotlib's font cache outlives an uninstalled font) does not count."""
-    from matplotlib import font_manager
-
-    installed = {f.name for f in font_manager.fontManager.ttflist if os.path.isfile(f.fname)}
-    return next((name for name in CJK_FONTS if name in installed), None)
-
-
-def find_cjk_font() -> str | None:
-    """The name of a font with Chinese glyphs that matplotlib can use, or None.
-
-    Looks, in this order, at the fonts matplotlib already knows, the bundled Noto Sans CJK of
-    the ``noto-cjk-sans-otc`` package, and font files installed after matplotlib built its font
-    cache (``findSystemFonts``, e.g. apt in a running Colab kernel); a font found in a file is
-    registered with matplotlib (``fontManager.addfont``). Changes no rcParams.
-    """
-    from matplotlib import font_manager
-
-    font = _installed_cjk_font()
-    if font is not None:
-        return font
-    candidates = [_bundled_cjk_font_file()] + [
-        path for path in font_manager.findSystemFonts()
-        if any(k in os.path.basename(path).lower() for k in _CJK_FILE_HINTS)]
-    for path in filter(None, candidates):
-        try:
-            font_manager.fontManager.addfont(path)
-        except (OSError, RuntimeError, ValueError):
-            continue
-        font = _installed_cjk_font()
-        if font is not None:
-            return font
-    return None
-
-
-def _cjk_font() -> str:
-    """Make matplotlib fall back to a CJK font; return its name. Raises :class:`CJKFontError`
-    when there is none (the zh edition must not publish English labels)."""
-    if "font" not in _cjk_state:
-        font = find_cjk_font()
-        if font is None:
-            raise CJKFontError(
-                f"{LANG_ENV}=zh but no font with Chinese characters is installed (looked for "
-                f"{', '.join(CJK_FONTS[:3])}, ...), so plot labels cannot be Chinese. Install "
-                f"the font package (pip install {CJK_FONT_PACKAGE}, part of the book's "
-                "requirements) or a system font (Debian/Ubuntu: apt install fonts-noto-cjk), "
-                "then restart the kernel.")
-        # matplotlib falls back glyph by glyph along font.family: Latin letters, digits and
-        # math symbols come from the default font, Chinese characters from the CJK font
-        family = [n for n in plt.rcParams["font.family"] if n != font]
-        plt.rcParams["font.family"] = family + [font]
-        # a character no font has would be drawn as a box with a warning in the page: an error
-        warnings.filterwarnings("error", message=r"Glyph \d+ .*missing from", category=UserWarning)
-        _cjk_state["font"] = font
-    return _cjk_state["font"]
-
-
-def label(en: str | Sequence[str], zh: str | Sequence[str]) -> Any:
-    """A plot label (or a list of labels) in the language of the edition.
-
-    ``en`` and ``zh`` are the same text in English and in Chinese (two strings, or two lists of
-    the same length for a legend). Returns ``zh`` when ``$D2LMINI_LANG`` is ``zh`` (after adding
-    a CJK font to matplotlib's fonts; :class:`CJKFontError` when there is none), otherwise ``en``.
-    """
-    both_str = isinstance(en, str) and isinstance(zh, str)
-    both_seq = (not isinstance(en, str) and not isinstance(zh, str)
-                and isinstance(en, Sequence) and isinstance(zh, Sequence))
-    if not (both_str or both_seq):
-        raise TypeError("label(en, zh) takes two strings or two lists of strings; got "
-                        f"{type(en).__name__} and {type(zh).__name__}")
-    if both_seq and len(en) != len(zh):
-        raise ValueError(f"en and zh must have the same length; got {len(en)} and {len(zh)}")
-    if plot_language() == "zh":
-        _cjk_font()
-        return zh if both_str else list(zh)
-    return en if both_str else list(en)
+__all__ = ["use_svg_display", "set_figsize", "set_axes", "plot", "show_heatmaps", "Animator"]
 
 
 def use_svg_display() -> None:
@@ -373,72 +237,3 @@ class Animator:
 # ---------------------------------------------------------------------------------------------
 # Interactive figures: a Vega-Lite chart in the HTML pages, the static figure in print
 # ---------------------------------------------------------------------------------------------
-
-#: The media type of a Vega-Lite 6 specification (what Altair 6 writes): the one given to a
-#: specification without a ``$schema``.
-VEGALITE_MIME = "application/vnd.vegalite.v6+json"
-
-
-class InteractiveFigure:
-    """A figure to explore in the book's pages: a Vega-Lite chart with the static figure that
-    stands for it where no chart can run.
-
-    Jupyter shows it through its rich display, in three forms: ``text/html``, a
-    ``<div class="d2l-vega">`` holding the chart's specification (``data-spec``) and the static
-    figure as an image (the book's pages replace the image by the live chart, offline, with the
-    Vega libraries they carry; where no script runs, the image stays); ``image/svg+xml``, the
-    static figure, which the PDF prints; and the specification itself (:data:`VEGALITE_MIME`),
-    which JupyterLab can draw.
-
-    Attributes:
-        spec: the Vega-Lite specification (a JSON-serialisable dict).
-        svg: the static figure, as SVG text.
-    """
-
-    def __init__(self, spec: dict, svg: str) -> None:
-        self.spec, self.svg = spec, svg
-
-    def to_html(self) -> str:
-        """The ``text/html`` form: the chart's specification and the static figure as an image
-        whose ``alt`` the book's build fills from the cell's alt text."""
-        data = json.dumps(self.spec, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        image = base64.b64encode(self.svg.encode("utf-8")).decode("ascii")
-        return (f'<div class="d2l-vega" data-spec="{html.escape(data, quote=True)}">'
-                f'<img class="d2l-vega-static" alt="" src="data:image/svg+xml;base64,{image}">'
-                "</div>")
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        # the media type names the major version of the schema (Altair 5 writes v5, Altair 6 v6)
-        major = re.search(r"/v(\d+)[.\w-]*\.json$", str(self.spec.get("$schema", "")))
-        mime = f"application/vnd.vegalite.v{major.group(1)}+json" if major else VEGALITE_MIME
-        return {"text/html": self.to_html(), "image/svg+xml": self.svg, mime: self.spec,
-                "text/plain": repr(self)}
-
-    def __repr__(self) -> str:
-        return f"<InteractiveFigure: {self.spec.get('description') or 'Vega-Lite chart'}>"
-
-
-def interactive(chart: Any, figure: matplotlib.figure.Figure) -> InteractiveFigure:
-    """An interactive figure from a Vega-Lite ``chart`` and the static matplotlib ``figure``
-    that stands for it in print (the same data, a representative setting of the controls).
-
-    ``chart`` is an Altair chart (anything with ``to_dict()``) or a Vega-Lite specification as a
-    dict. The figure is drawn to SVG and closed, so that Jupyter does not show it a second time.
-
-    Raises:
-        TypeError: ``chart`` is neither, or ``figure`` is not a matplotlib figure.
-    """
-    if isinstance(chart, dict):
-        spec = chart
-    elif callable(getattr(chart, "to_dict", None)):
-        spec = chart.to_dict()
-    else:
-        raise TypeError("chart must be an Altair chart or a Vega-Lite specification (dict); got "
-                        f"{type(chart).__name__}")
-    if not isinstance(figure, matplotlib.figure.Figure):
-        raise TypeError(f"figure must be a matplotlib Figure; got {type(figure).__name__}")
-    buffer = io.StringIO()
-    with matplotlib.rc_context({"svg.hashsalt": "d2lmini"}):  # the same SVG on every run
-        figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
-    plt.close(figure)
-    return InteractiveFigure(spec, buffer.getvalue())

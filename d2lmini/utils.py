@@ -1,9 +1,7 @@
-"""Small utilities: timing, device choice, seeding, argument checks, notebook detection and
-glued ratios."""
+"""Small utilities: timing, device choice, seeding, argument checks and notebook detection."""
 
 from __future__ import annotations
 
-import math
 import os
 import random
 import time
@@ -12,11 +10,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import claims
-from .claims import ClaimError
-
 __all__ = ["Timer", "try_gpu", "set_seed", "check_int", "check_number", "check_positive_int",
-           "check_non_negative_int", "check_bool", "in_notebook", "glue_ratio"]
+           "check_non_negative_int", "check_bool", "in_notebook"]
 
 
 def _expected(kind: str, minimum: float | None, maximum: float | None, above: float | None,
@@ -174,40 +169,3 @@ def set_seed(seed: int, deterministic: bool = True) -> None:
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
         torch.use_deterministic_algorithms(True, warn_only=True)
         torch.backends.cudnn.benchmark = False
-
-
-def glue_ratio(name: str, value: float, low: float | None = None,
-               high: float | None = None) -> None:
-    """Glue a ratio the text quotes (myst-nb ``glue``), after checking the bounds the text states.
-
-    A sentence such as "doubling n multiplied the time by {name}, more than the factor 2 of a
-    linear cost" is true only while ``value`` stays within the bounds it relies on. The chapter
-    passes those bounds here (``low <= value <= high``; None: no bound on that side), so that a
-    measurement that would make the sentence false stops the build instead of being published.
-    The book's tests check that every ratio quoted in prose is glued through this function and
-    that the sentences quoting it write its bounds. Returns None (nothing to display).
-
-    Raises ``ClaimError`` (an ``AssertionError``) when ``value`` is outside the bounds (or NaN
-    while bounded), ``ValueError`` for a name that is not a glue name or bounds with
-    ``low > high``.
-    """
-    if not isinstance(name, str) or not name.replace("_", "").isalnum():
-        raise ValueError(f"name must be a glue name such as 'ch8_attn_growth'; got {name!r}")
-    if low is not None and high is not None and low > high:
-        raise ValueError(f"low must not exceed high; got low={low}, high={high}")
-    value = float(value)
-    bounded = low is not None or high is not None
-    if bounded and (math.isnan(value) or (low is not None and value < low)
-                    or (high is not None and value > high)):
-        raise ClaimError(
-            f"{name} = {value:.4g} is outside [{low}, {high}], the bounds the text states about "
-            "it; the measurement contradicts the sentence (rerun on a quieter machine, or fix "
-            "the experiment)")
-    from myst_nb import glue  # the book's notebooks run under myst-nb
-
-    glue(name, value, display=False)
-    if bounded:  # the bounds are what the sentence claims: listed in the execution report
-        bounds = " ≤ ".join([*([f"{low:g}"] if low is not None else []), name,
-                             *([f"{high:g}"] if high is not None else [])])
-        claims._record({"name": name, "kind": "guarded", "statement": bounds, "holds": True,
-                        "values": {name: claims._plain(value)}})

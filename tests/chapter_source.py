@@ -11,10 +11,10 @@ import re
 import tokenize
 from pathlib import Path
 
-from tools.bookmeta import BOOK, LANGS, ROOT  # noqa: F401  (re-exported for the tests)
 from tools import myst
+from tools.bookmeta import BOOK, LANGS, ROOT, chapters  # noqa: F401  (re-exported for the tests)
 
-BACK_MATTER = {"index", "glossary", "api", "bibliography", "execution-report", "instructors"}
+CHAPTERS = frozenset(chapters())  # _toc.yml's chapters and appendices; the rest is back matter
 
 LABEL_RE = re.compile(r"^\(([A-Za-z0-9_:.\-]+)\)=\s*$", re.M)
 HEADING_RE = re.compile(r"^(#{1,6})\s+\S")
@@ -46,7 +46,7 @@ def pair_names() -> list[str]:
 
 
 def is_chapter(name: str) -> bool:
-    return Path(name).stem not in BACK_MATTER
+    return Path(name).stem in CHAPTERS
 
 
 def read_notebook(path: Path):
@@ -90,11 +90,11 @@ def strip_comments(src: str) -> str:
     return "\n".join(out)
 
 
-_LANGUAGE_CALLS = {"claim", "choose"}  # d2l.claim / d2l.choose: their sentences are prose
+_LANGUAGE_CALLS = {"claim", "choose"}  # book.claim / book.choose: their sentences are prose
 
 
 def mask_claim_text(src: str) -> str:
-    """``src`` with the sentences passed to ``d2l.claim``/``d2l.choose`` replaced by ``"…"``.
+    """``src`` with the sentences passed to ``book.claim``/``book.choose`` replaced by ``"…"``.
 
     The claims' statements and the phrases of a choice are prose, written in each edition's
     language; the claim's name (its first argument), its condition and its values are code and

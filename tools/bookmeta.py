@@ -85,6 +85,15 @@ def notebooks(lang: str, toc: dict | Path = TOC) -> list[str]:
     return [name for name in toc_files(toc) if is_notebook(BOOK / lang / f"{name}.md")]
 
 
+def chapters(lang: str = "en", toc: dict | Path = TOC) -> list[str]:
+    """The chapters and appendices, in toc order: the executed notebooks of the table of
+    contents other than its root (the back matter, glossary to instructors, executes nothing).
+    ``_toc.yml`` is the one list of chapters; every test and tool takes it from here."""
+    if not isinstance(toc, dict):
+        toc = load_yaml(toc)
+    return [name for name in notebooks(lang, toc) if name != toc["root"]]
+
+
 def pdf_name(lang: str, student: bool = False) -> str:
     """File name of an edition's PDF (``tools/build/build_pdf.py``); the pages link to it."""
     return f"transformer-book-{lang}" + ("-student" if student else "") + ".pdf"

@@ -96,7 +96,7 @@ def test_glue_resolved(book, lang):
         assert "{glue" not in body and "glue:text" not in body, f"{lang}/{name}: unresolved glue"
     # every glue use in the source shows up as rendered text, not as the role markup: a pasted
     # value for {glue}/{glue:text}; for {glue:md}, which myst-nb renders as plain inline text with
-    # no pasted-* wrapper, the phrase d2l.choose picked, as this edition's claims report lists it
+    # no pasted-* wrapper, the phrase book.choose picked, as this edition's claims report lists it
     chosen = chosen_phrases(book / lang / "execution-report.html")
     for name in toc_files():
         src = ROOT / "book" / lang / f"{name}.md"
@@ -112,7 +112,7 @@ def test_glue_resolved(book, lang):
         page_text = unsmart("".join("".join(p.get_text().split()) for p in prose(s)))
         for key in sorted({key for kind, key in roles if kind == "md"}):
             assert (name, key) in chosen, (
-                f"{lang}/{name}: Markdown glue {key!r} is not a d2l.choose phrase in the claims "
+                f"{lang}/{name}: Markdown glue {key!r} is not a book.choose phrase in the claims "
                 f"report (glue:md is kept for chosen phrases)")
             # the report lists the phrase's Markdown, where an entity (&lt;) stands for a
             # character of the page ("<unk>")
@@ -125,7 +125,7 @@ GLUE_ROLE_RE = re.compile(r"\{glue(?::(\w+))?\}`([^`]+)`")
 
 
 def chosen_phrases(report: Path) -> dict[tuple[str, str], str]:
-    """{(page, claim name): the phrase d2l.choose glued}, from an edition's claims report."""
+    """{(page, claim name): the phrase book.choose glued}, from an edition's claims report."""
     phrases = {}
     for section in soup(report).select("section.claims-chapter"):
         page = section["id"][len("claims-"):]

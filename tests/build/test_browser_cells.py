@@ -37,13 +37,14 @@ def chosen():
 
 def test_strip_cell_takes_out_what_only_the_page_needs():
     source = ("import numpy as np\nimport torch\nfrom myst_nb import glue\nimport d2lmini as d2l\n"
+              "from d2lmini import book\n"
               "\nx = np.ones(3)\nglue('x', float(x.sum()), display=False)\n"
-              "d2l.claim('x_three', x.sum() == 3,\n          'three ones')\nprint(x)\n")
+              "book.claim('x_three', x.sum() == 3,\n          'three ones')\nprint(x)\n")
     unavailable: set[str] = set()
     code, dropped = strip_cell(source, allowed_modules(), unavailable)
     assert code == "import numpy as np\n\nx = np.ones(3)\nprint(x)"
-    assert dropped == 6
-    assert unavailable == {"torch", "glue", "d2l"}
+    assert dropped == 7
+    assert unavailable == {"torch", "glue", "d2l", "book"}
     # names bound in an earlier cell stay unavailable; an assignment from them is kept (the cell
     # then fails to run and is not chosen)
     code, dropped = strip_cell("d2l.set_seed(0)\ny = torch.zeros(2)\n", allowed_modules(),
@@ -56,7 +57,8 @@ def test_strip_cell_takes_out_what_only_the_page_needs():
 
 
 def test_strip_cell_writes_each_editions_label():
-    source = "plt.title(d2l.label(f'offset {k}', f'偏移 {k}'))\nplt.xlabel(d2l.label('a', '甲'))\n"
+    source = ("plt.title(book.label(f'offset {k}', f'偏移 {k}'))\n"
+              "plt.xlabel(book.label('a', '甲'))\n")
     assert strip_cell(source, allowed_modules(), set(), "zh")[0] == (
         "plt.title(f'偏移 {k}')\nplt.xlabel('甲')")
     assert strip_cell(source, allowed_modules(), set(), "en")[0] == (
@@ -105,7 +107,7 @@ def test_chapters_cells_run_in_the_browser(chosen):
                     assert all(a.name.split(".")[0] in allowed for a in node.names), cell
                 elif isinstance(node, ast.ImportFrom):
                     assert node.module.split(".")[0] in allowed, cell
-            assert not {"d2l", "torch", "glue"} & {n.id for n in ast.walk(tree)
+            assert not {"d2l", "book", "torch", "glue"} & {n.id for n in ast.walk(tree)
                                                    if isinstance(n, ast.Name)}, cell
             # what runs is the page's code with lines taken out (and each edition's label
             # written out), never new code

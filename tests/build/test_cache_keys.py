@@ -1,6 +1,7 @@
 """Outputs keyed by everything that made them (issue 26): the executed-notebook cache folder of
-``tools/build/build_book.py`` and the trained-weight key of ``d2lmini.cache`` change when a library
-function changes, also one that no chapter cell shows, and when the environment changes."""
+``tools/build/build_book.py`` and the trained-weight key of ``d2lmini.book.cache`` change when a
+library function changes, also one that no chapter cell shows, and when the environment
+changes."""
 from __future__ import annotations
 
 import re
@@ -12,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 from tools.build import build_book  # noqa: E402
 
-from d2lmini import cache  # noqa: E402
+from d2lmini.book import cache  # noqa: E402
 
 
 @pytest.fixture
@@ -300,7 +301,7 @@ def test_keys_asked_for_from_threads_at_once(package_copy):
     four): every thread gets the key one thread gets, and none fails. (A busy CI run once
     failed here: ast.parse in two threads at once raised "SystemError: AST constructor
     recursion depth mismatch" under CPython 3.11. The race is rare; without the lock in
-    d2lmini.cache this test catches it only now and then.)"""
+    d2lmini.book.cache this test catches it only now and then.)"""
     from concurrent.futures import ThreadPoolExecutor
 
     alone = cache.library_fingerprint(package_copy)

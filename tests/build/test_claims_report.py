@@ -2,7 +2,7 @@
 convention per language pair wherever a score is reported.
 
 The book is built once the nothing-at-all way (``built_book.build``); a guarded claim that a run
-made false has already stopped that build (``d2l.ClaimError``), and ``book_sphinx.claims`` warns
+made false has already stopped that build (``book.ClaimError``), and ``book_sphinx.claims`` warns
 (``-W``: fails) when a recorded guarded claim does not hold, so every row here must say so.
 """
 from __future__ import annotations
@@ -96,13 +96,13 @@ def test_every_listed_claim_holds_and_is_in_the_source(book, lang):
 def test_api_page_documents_every_module(book, lang):
     page = soup(book / lang / "api.html")
     ids = {e["id"] for e in page.find_all(id=True)}
-    for module in d2l.MODULES:
-        name = module.__name__.rsplit(".", 1)[-1]
+    for module in (*d2l.MODULES, *d2l.book.MODULES):
+        name = module.__name__.removeprefix("d2lmini.").replace(".", "-").replace("_", "-")
         assert f"module-{module.__name__}" in ids or f"sec-api-{name}" in ids, \
             f"{lang}/api.html: no section for {module.__name__}"
         documented = [n for n in module.__all__ if f"{module.__name__}.{n}" in ids]
         assert documented, f"{lang}/api.html: nothing of {module.__name__} documented"
-    assert "d2lmini.metrics.corpus_bleu" in ids and "d2lmini.claims.claim" in ids
+    assert "d2lmini.metrics.corpus_bleu" in ids and "d2lmini.book.claims.claim" in ids
 
 
 @pytest.mark.book
@@ -194,6 +194,6 @@ def test_the_signature_checks_can_fail():
     assert signatures_off_convention({"page": text}) == [f"page: {other}"]
     chrf = d2l.corpus_chrf(["a"], ["a"], pair="cmn-eng").signature
     assert signatures_off_convention({"page": chrf}) == []
-    assert named_in("ch0_a", 'd2l.claim("ch0_a", ok, "s")')
-    assert named_in("ch0_x_3", 'd2l.claim(f"ch0_x_{k}", ok, "s")')
-    assert not named_in("ch0_b", 'd2l.claim("ch0_a", ok, "s")')
+    assert named_in("ch0_a", 'book.claim("ch0_a", ok, "s")')
+    assert named_in("ch0_x_3", 'book.claim(f"ch0_x_{k}", ok, "s")')
+    assert not named_in("ch0_b", 'book.claim("ch0_a", ok, "s")')

@@ -1,4 +1,4 @@
-"""Interactive figures (``d2l.interactive``, ``tools/build/book_sphinx/vega.py``) in Chromium, with
+"""Interactive figures (``book.interactive``, ``tools/build/book_sphinx/vega.py``) in Chromium, with
 no request leaving the site: every one goes live, keeps its static image as the hidden fallback with
 the cell's alt text, and each of its controls (a slider, radio buttons, a menu) changes what it
 draws. Screenshots go to ``_build/screenshots/``."""
@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import pytest
 from built_book import LANGS
+from tools.bookmeta import BOOK, chapters
 from tools.myst import HAN_RE
 from test_browser import SHOTS, _open, page  # noqa: F401  (page: the fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.book]
 
-#: The pages with interactive figures, and how many each has.
-INTERACTIVE = {"mha-numpy": 1, "embeddings-positional-encoding": 1, "training-translation": 1,
-               "paper-to-practice": 1}
+#: The pages with interactive figures, and how many each has: a ``book.interactive(`` call in a
+#: code cell of the English source makes one (parity holds the Chinese edition to the same).
+INTERACTIVE = {name: n for name in chapters()
+               if (n := (BOOK / "en" / f"{name}.md").read_text(encoding="utf-8")
+                   .count("book.interactive("))}
 
 DRAWING = "(fig) => fig.querySelector('svg.marks').innerHTML"
 

@@ -183,7 +183,7 @@ def test_every_figure_of_the_html_is_in_the_pdf(pdf_log, lang):
                              "html.parser")
         html = {re.sub(r"\.\w+$", "", img["src"].rsplit("/", 1)[-1])
                 for img in soup.select("article img:not(.d2l-vega-static)")}
-        # an interactive figure (d2l.interactive) is a live chart in the HTML and its static
+        # an interactive figure (book.interactive) is a live chart in the HTML and its static
         # figure in the PDF: one image of the PDF per interactive figure, beyond the HTML's
         live = len(soup.select("article div.d2l-vega"))
         printed = tex.get(name, set())

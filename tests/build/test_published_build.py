@@ -24,12 +24,13 @@ pytestmark = pytest.mark.book
 
 @pytest.fixture(scope="module")
 def published(shared_data_dir):
-    for name, rel in d2l.DATASET_FILES.items():
+    for name, rel in d2l.datahub.DATASET_FILES.items():
         path = shared_data_dir / rel
-        if name in d2l.PUBLISHED_SHA256 and path.is_file():
+        if name in d2l.datahub.PUBLISHED_SHA256 and path.is_file():
             # the shared copies are the bytes a reader's download gives (shared/data/README.md)
             digest = hashlib.sha256(path.read_bytes()).hexdigest()
-            assert digest == d2l.PUBLISHED_SHA256[name], f"{rel}: unexpected SHA-256 {digest}"
+            assert digest == d2l.datahub.PUBLISHED_SHA256[name], \
+                f"{rel}: unexpected SHA-256 {digest}"
     # built beside the other tests since the nothing-at-all build ended (built_book), from
     # these files; the chapters that read no real data come from the nothing-at-all build
     assert built_book.REAL_DATA == shared_data_dir

@@ -16,7 +16,7 @@ from chapter_source import LANGS, chapter_files, read_notebook
 
 DIRECTIVE_RE = re.compile(r"^([`:]{3,})\{(figure|image)\}\s*(\S+)\n((?::[^\n]*\n)*)", re.M)
 PLOT_RE = re.compile(r"\b(d2l\.plot|plt\.(subplots|figure|plot|imshow)|d2l\.show_heatmaps|"
-                     r"show_heatmaps|d2l\.interactive)\(")
+                     r"show_heatmaps|book\.interactive)\(")
 CJK = HAN_RE
 
 

@@ -1,4 +1,4 @@
-"""The claims in the chapter sources (``d2l.claim``, ``d2l.choose``, bounded ``d2l.glue_ratio``).
+"""The claims in the chapter sources (``book.claim``, ``book.choose``, bounded ``book.glue_ratio``).
 
 Both editions of a chapter make the same claims under the same names (only the statements and
 phrases differ by language); a name is used once per chapter (its record on the execution report
@@ -80,16 +80,16 @@ def test_chosen_phrases_are_pasted(lang, name):
     chosen = {n for f, n in chapter_claims(lang, name)
               if f == "choose" and not n.startswith("f:")}
     missing = sorted(chosen - glue_uses(text))
-    assert not missing, f"{lang}/{name}: d2l.choose phrases never pasted ({{glue:md}}): {missing}"
+    assert not missing, f"{lang}/{name}: book.choose phrases never pasted ({{glue:md}}): {missing}"
 
 
 def test_the_parser_finds_every_kind_of_claim():
-    src = ('d2l.claim("ch0_a", x < y, "s", x=x)\n'
-           'd2l.choose(\'ch0_b\', ok, "yes", "no")\n'
-           'd2l.glue_ratio("ch0_c", r, 1, 2)\n'
-           'd2l.glue_ratio("ch0_d", r, high=2)\n'
-           'd2l.glue_ratio("ch0_free", r)\n'          # unbounded: a number, not a claim
-           'for k in ks:\n    d2l.claim(f"ch0_e_{k}", True, "s")\n'
+    src = ('book.claim("ch0_a", x < y, "s", x=x)\n'
+           'book.choose(\'ch0_b\', ok, "yes", "no")\n'
+           'book.glue_ratio("ch0_c", r, 1, 2)\n'
+           'book.glue_ratio("ch0_d", r, high=2)\n'
+           'book.glue_ratio("ch0_free", r)\n'          # unbounded: a number, not a claim
+           'for k in ks:\n    book.claim(f"ch0_e_{k}", True, "s")\n'
            '%timeit x\n')
     assert claim_calls([src]) == [("claim", "ch0_a"), ("choose", "ch0_b"),
                                   ("glue_ratio", "ch0_c"), ("glue_ratio", "ch0_d"),

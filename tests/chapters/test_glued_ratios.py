@@ -2,7 +2,7 @@
 
 A sentence that quotes a measured or computed ratio ("doubling n multiplied the time by
 {glue}", "是 GRU 层的 {glue} 倍") usually relies on bounds: more than 2, less than 1. The chapters
-glue such ratios with ``d2l.glue_ratio(name, value, low, high)``, which stops the build when the
+glue such ratios with ``book.glue_ratio(name, value, low, high)``, which stops the build when the
 value leaves the bounds (tests/library/test_glue_ratio.py). Here, from the chapter sources:
 
 * every glue quoted in prose next to a ratio word (倍, 之比, 因子, times, factor, ratio, …) is
@@ -125,7 +125,7 @@ def ratio_problems(text: str, sources: list[str]) -> list[str]:
         if bounds is None:
             if is_ratio:
                 problems.append(f"{name}: quoted as a ratio ('{window.strip()}') but glued "
-                                "without d2l.glue_ratio")
+                                "without book.glue_ratio")
             continue
         for bound in bounds:
             if bound in (None, ..., 0.0, 1.0) or bound != bound or abs(bound) == float("inf"):
@@ -150,14 +150,14 @@ def test_glued_ratios_have_stated_bounds(path):
 
 
 # ---------------------------------------------------------------------------- the check can fail
-CODE = ('d2l.glue_ratio("ch0_growth", t2 / t1, low=2, high=8)\n'
+CODE = ('book.glue_ratio("ch0_growth", t2 / t1, low=2, high=8)\n'
         'glue("ch0_bare", r, display=False)\n'
-        'd2l.glue_ratio(f"ch0_x_{k}", r, 1)\n')
+        'book.glue_ratio(f"ch0_x_{k}", r, 1)\n')
 
 
 def test_ratio_glued_without_the_helper_is_found():
     text = "It took {glue:text}`ch0_bare:.1f` times as long.\n"
-    assert any("without d2l.glue_ratio" in p for p in ratio_problems(text, [CODE]))
+    assert any("without book.glue_ratio" in p for p in ratio_problems(text, [CODE]))
 
 
 def test_bounds_must_be_written_in_the_sentence():

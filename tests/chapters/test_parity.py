@@ -129,12 +129,12 @@ def test_each_edition_cites_its_own_d2l(lang):
 
 
 def test_claim_sentences_may_differ_but_not_their_code(tmp_path):
-    """d2l.claim's statement and d2l.choose's phrases are prose (one per language); the claim's
+    """book.claim's statement and book.choose's phrases are prose (one per language); the claim's
     name, its condition and its values are code and must match."""
-    zh = GOOD_ZH.replace('glue("ch0_x", 1)', 'd2l.claim("ch0_c", x > 0, "x 是正数", x=x)\n'
-                         'd2l.choose("ch0_p", x > 0, "为正", "不为正")\nglue("ch0_x", 1)')
-    en = GOOD_EN.replace('glue("ch0_x", 1)', 'd2l.claim("ch0_c", x > 0, "x is positive", x=x)\n'
-                         'd2l.choose("ch0_p", x > 0, "is positive", "is not")\nglue("ch0_x", 1)')
+    zh = GOOD_ZH.replace('glue("ch0_x", 1)', 'book.claim("ch0_c", x > 0, "x 是正数", x=x)\n'
+                         'book.choose("ch0_p", x > 0, "为正", "不为正")\nglue("ch0_x", 1)')
+    en = GOOD_EN.replace('glue("ch0_x", 1)', 'book.claim("ch0_c", x > 0, "x is positive", x=x)\n'
+                         'book.choose("ch0_p", x > 0, "is positive", "is not")\nglue("ch0_x", 1)')
     assert compare_pair(_write(tmp_path, "zh", zh), _write(tmp_path, "en", en)) == []
     for old, new in [("x > 0, \"x is", "x >= 0, \"x is"), ('"ch0_c"', '"ch0_d"'),
                      ("x=x)", "x=2)"), ('"ch0_p", x > 0', '"ch0_p", x < 0')]:

@@ -108,7 +108,7 @@ def test_the_dry_run_executes_only_what_the_answers_need():
     keep = classroom.context_for(ch, classroom.submissions(
         ch, classroom.load_cases("training-translation")))
     assert len(keep) < len(ch.context) // 4, f"{len(keep)} of {len(ch.context)} cells"
-    assert not any("train" in ch.context[i] and "d2l.load_or_train" in ch.context[i]
+    assert not any("train" in ch.context[i] and "book.load_or_train" in ch.context[i]
                    for i in keep)
     # a function's own variables are not the notebook's names
     names = classroom.cell_names("def f(x):\n    y = x + z\n    return y\nw = f(1)")

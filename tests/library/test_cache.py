@@ -1,4 +1,4 @@
-"""d2lmini.cache: trained weights kept on disk under a key of the data and configuration."""
+"""d2lmini.book.cache: trained weights kept on disk under a key of the data and configuration."""
 from __future__ import annotations
 
 import subprocess
@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch import nn
 
-from d2lmini import cache
+from d2lmini.book import cache
 
 
 def test_fingerprint_is_stable_and_sensitive():
@@ -75,7 +75,7 @@ def test_bad_arguments(tmp_path):
 
 TRAIN_IN_A_PROCESS = """
 import sys, time, torch
-from d2lmini import cache
+from d2lmini.book import cache
 net = torch.nn.Linear(2, 2)
 def train():
     with open(sys.argv[2], "a") as f:

@@ -1,4 +1,4 @@
-"""d2lmini.claims: a sentence that interprets a result is guarded (``claim``) or chosen
+"""d2lmini.book.claims: a sentence that interprets a result is guarded (``claim``) or chosen
 (``choose``) by the code, and recorded for the execution report as a hidden glue output."""
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 import torch
 
 import d2lmini as d2l
-from d2lmini import claims
+from d2lmini import book
+from d2lmini.book import claims
 
 
 @pytest.fixture
@@ -35,14 +36,15 @@ def records(glued) -> dict[str, dict]:
 
 
 def test_the_api_is_exported():
-    assert d2l.claim is claims.claim and d2l.choose is claims.choose
-    assert d2l.ClaimError is claims.ClaimError and issubclass(d2l.ClaimError, AssertionError)
+    assert book.claim is claims.claim and book.choose is claims.choose
+    assert book.ClaimError is claims.ClaimError and issubclass(book.ClaimError, AssertionError)
     assert claims.CLAIM_PREFIX == "claim__"
-    assert claims in d2l.MODULES
+    assert claims in book.MODULES and claims not in d2l.MODULES  # the book's, not the model's
+    assert not hasattr(d2l, "claim")  # the top level is the Transformer
 
 
 def test_a_claim_that_holds_is_recorded_hidden(glued):
-    assert d2l.claim("ch0_lower", 0.70 < 0.71, "PE lowered the similarity",
+    assert book.claim("ch0_lower", 0.70 < 0.71, "PE lowered the similarity",
                      plain=np.float32(0.71), with_pe=0.70, n=np.int64(3)) is None
     (name, bundle, display), = glued
     assert name == "claim__ch0_lower" and display is False
@@ -54,8 +56,8 @@ def test_a_claim_that_holds_is_recorded_hidden(glued):
 
 
 def test_a_false_claim_fails_naming_it_and_records_nothing(glued):
-    with pytest.raises(d2l.ClaimError, match=r"ch0_copies.*copied every sequence.*acc"):
-        d2l.claim("ch0_copies", 0.9 == 1.0, "the model copied every sequence", acc=0.9)
+    with pytest.raises(book.ClaimError, match=r"ch0_copies.*copied every sequence.*acc"):
+        book.claim("ch0_copies", 0.9 == 1.0, "the model copied every sequence", acc=0.9)
     assert glued == []
 
 
@@ -63,27 +65,27 @@ def test_a_false_claim_fails_naming_it_and_records_nothing(glued):
                                               (torch.tensor(1.0) > 2, False)])
 def test_numpy_and_tensor_bools_count(glued, condition, holds):
     if holds:
-        d2l.claim("ch0_np", condition, "it holds")
+        book.claim("ch0_np", condition, "it holds")
         assert records(glued)["ch0_np"]["holds"] is True
     else:
-        with pytest.raises(d2l.ClaimError):
-            d2l.claim("ch0_np", condition, "it holds")
+        with pytest.raises(book.ClaimError):
+            book.claim("ch0_np", condition, "it holds")
 
 
 @pytest.mark.parametrize("name", ["", "0ch", "ch6 avg", "ch6-avg", None, 6])
 def test_a_bad_name_is_refused(glued, name):
     with pytest.raises(ValueError, match="name must be a glue-style name"):
-        d2l.claim(name, True, "a sentence")
+        book.claim(name, True, "a sentence")
     with pytest.raises(ValueError, match="name must be a glue-style name"):
-        d2l.choose(name, True, "yes", "no")
+        book.choose(name, True, "yes", "no")
 
 
 @pytest.mark.parametrize("statement", ["", "   ", None, 3])
 def test_an_empty_statement_is_refused(glued, statement):
     with pytest.raises(ValueError, match="statement must be the sentence"):
-        d2l.claim("ch0_x", True, statement)
+        book.claim("ch0_x", True, statement)
     with pytest.raises(ValueError, match="statement must be the sentence"):
-        d2l.choose("ch0_x", True, "yes", statement)
+        book.choose("ch0_x", True, "yes", statement)
     assert glued == []
 
 
@@ -91,15 +93,15 @@ def test_an_empty_statement_is_refused(glued, statement):
                                        torch.tensor([True])])
 def test_a_condition_that_is_not_a_bool_is_refused(glued, condition):
     with pytest.raises(TypeError, match="condition of claim 'ch0_x' must be a bool"):
-        d2l.claim("ch0_x", condition, "a sentence")
+        book.claim("ch0_x", condition, "a sentence")
     with pytest.raises(TypeError, match="condition of claim 'ch0_x' must be a bool"):
-        d2l.choose("ch0_x", condition, "yes", "no")
+        book.choose("ch0_x", condition, "yes", "no")
 
 
 @pytest.mark.parametrize("condition, phrase", [(True, "translated it correctly"),
                                                (False, "translated it as")])
 def test_choose_glues_the_true_phrase_and_records_the_branch(glued, condition, phrase):
-    got = d2l.choose("ch0_calm", condition, "translated it correctly", "translated it as",
+    got = book.choose("ch0_calm", condition, "translated it correctly", "translated it as",
                      translation="il est calme .")
     assert got == phrase
     shown = {name: bundle for name, bundle, _ in glued}
@@ -111,7 +113,7 @@ def test_choose_glues_the_true_phrase_and_records_the_branch(glued, condition, p
 
 
 def test_values_become_json(glued):
-    d2l.claim("ch0_vals", True, "s", nan=math.nan, inf=np.float64(math.inf), t=torch.tensor(2.5),
+    book.claim("ch0_vals", True, "s", nan=math.nan, inf=np.float64(math.inf), t=torch.tensor(2.5),
               none=None, flag=np.bool_(False), text="abc", seq=[1, 2])
     values = records(glued)["ch0_vals"]["values"]
     assert values == {"nan": "nan", "inf": "inf", "t": 2.5, "none": None, "flag": False,
@@ -129,16 +131,16 @@ def test_outside_a_notebook_the_checks_still_run(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_myst_nb)
-    d2l.claim("ch0_ok", True, "fine")
-    assert d2l.choose("ch0_ph", False, "yes", "no") == "no"
-    with pytest.raises(d2l.ClaimError):
-        d2l.claim("ch0_bad", False, "false")
+    book.claim("ch0_ok", True, "fine")
+    assert book.choose("ch0_ph", False, "yes", "no") == "no"
+    with pytest.raises(book.ClaimError):
+        book.claim("ch0_bad", False, "false")
 
 
 def test_glue_ratio_records_its_bounds(glued):
-    d2l.glue_ratio("ch0_growth", 3.2, low=2, high=8)
-    d2l.glue_ratio("ch0_above", 5.0, low=1)
-    d2l.glue_ratio("ch0_free", 0.5)  # no bounds: no claim, only the number
+    book.glue_ratio("ch0_growth", 3.2, low=2, high=8)
+    book.glue_ratio("ch0_above", 5.0, low=1)
+    book.glue_ratio("ch0_free", 0.5)  # no bounds: no claim, only the number
     found = records(glued)
     assert found["ch0_growth"] == {"name": "ch0_growth", "kind": "guarded",
                                    "statement": "2 ≤ ch0_growth ≤ 8", "holds": True,
@@ -147,8 +149,8 @@ def test_glue_ratio_records_its_bounds(glued):
     assert "ch0_free" not in found
     assert [name for name, _, _ in glued if not name.startswith("claim__")] == [
         "ch0_growth", "ch0_above", "ch0_free"]
-    with pytest.raises(d2l.ClaimError, match="outside"):
-        d2l.glue_ratio("ch0_growth", 9.0, low=2, high=8)
+    with pytest.raises(book.ClaimError, match="outside"):
+        book.glue_ratio("ch0_growth", 9.0, low=2, high=8)
 
 
 def test_the_hidden_record_is_a_valid_notebook_output(glued):
@@ -158,7 +160,7 @@ def test_the_hidden_record_is_a_valid_notebook_output(glued):
     from myst_nb.ext.glue import GLUE_PREFIX
     from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-    d2l.claim("ch0_valid", True, "a sentence", x=1.5)
+    book.claim("ch0_valid", True, "a sentence", x=1.5)
     (name, bundle, _), = glued
     output = new_output("display_data", data={GLUE_PREFIX + k: v for k, v in bundle.items()},
                         metadata={"scrapbook": {"name": name, "mime_prefix": GLUE_PREFIX}})
@@ -169,8 +171,8 @@ def test_the_report_extension_reads_what_claims_record(glued):
     from tools.build.book_sphinx import claims as report
 
     assert (report.CLAIM_PREFIX, report.CLAIM_MIME) == (claims.CLAIM_PREFIX, claims.CLAIM_MIME)
-    d2l.claim("ch0_read", True, "a sentence", x=1.5)
-    d2l.choose("ch0_pick", False, "yes", "no")
+    book.claim("ch0_read", True, "a sentence", x=1.5)
+    book.choose("ch0_pick", False, "yes", "no")
     glue = {name: {"data": bundle} for name, bundle, _ in glued}
     assert [r["name"] for r in report.claims_from_glue(glue)] == ["ch0_read", "ch0_pick"]
     with pytest.raises(ValueError, match="not a claim record"):

@@ -1,10 +1,10 @@
-"""d2lmini.glue_ratio: a ratio is glued only within the bounds the text states about it."""
+"""d2lmini.book.glue_ratio: a ratio is glued only within the bounds the text states about it."""
 
 import math
 
 import pytest
 
-import d2lmini as d2l
+from d2lmini import book
 
 
 @pytest.fixture
@@ -19,16 +19,16 @@ def glued(monkeypatch):
 
 
 def test_within_bounds_is_glued(glued):
-    d2l.glue_ratio("ch0_growth", 3.2, low=2, high=8)
-    d2l.glue_ratio("ch0_any", math.nan)  # unbounded: any value, NaN included
-    values = [call for call in glued if not call[0].startswith(d2l.CLAIM_PREFIX)]
+    book.glue_ratio("ch0_growth", 3.2, low=2, high=8)
+    book.glue_ratio("ch0_any", math.nan)  # unbounded: any value, NaN included
+    values = [call for call in glued if not call[0].startswith(book.CLAIM_PREFIX)]
     assert values[0] == ("ch0_growth", 3.2, False) and values[1][0] == "ch0_any"
 
 
 def test_bounds_are_recorded_as_a_claim(glued):
-    d2l.glue_ratio("ch0_growth", 3.2, low=2, high=8)
-    d2l.glue_ratio("ch0_any", 1.0)  # no bounds: nothing is claimed
-    records = [value.record for name, value, _ in glued if name.startswith(d2l.CLAIM_PREFIX)]
+    book.glue_ratio("ch0_growth", 3.2, low=2, high=8)
+    book.glue_ratio("ch0_any", 1.0)  # no bounds: nothing is claimed
+    records = [value.record for name, value, _ in glued if name.startswith(book.CLAIM_PREFIX)]
     assert records == [{"name": "ch0_growth", "kind": "guarded", "statement": "2 ≤ ch0_growth ≤ 8",
                         "holds": True, "values": {"ch0_growth": 3.2}}]
 
@@ -37,12 +37,12 @@ def test_bounds_are_recorded_as_a_claim(glued):
                                               (2.0, None, 1), (math.nan, 1, None)])
 def test_outside_bounds_fails_and_glues_nothing(glued, value, low, high):
     with pytest.raises(AssertionError, match="outside"):
-        d2l.glue_ratio("ch0_growth", value, low=low, high=high)
+        book.glue_ratio("ch0_growth", value, low=low, high=high)
     assert glued == []
 
 
 def test_bad_arguments(glued):
     with pytest.raises(ValueError, match="glue name"):
-        d2l.glue_ratio("not a name", 1.0)
+        book.glue_ratio("not a name", 1.0)
     with pytest.raises(ValueError, match="low must not exceed high"):
-        d2l.glue_ratio("ch0_x", 1.0, low=3, high=2)
+        book.glue_ratio("ch0_x", 1.0, low=3, high=2)

@@ -1,6 +1,6 @@
-"""d2lmini.export: the translator as ONNX graphs, run by ONNX Runtime (Python here; the book's
-page runs the same graphs with ONNX Runtime Web, tests/build/test_translator.py), and the panel
-that carries them into the page."""
+"""d2lmini.book.translator: the translator as ONNX graphs, run by ONNX Runtime (Python here; the
+book's page runs the same graphs with ONNX Runtime Web, tests/build/test_translator.py), and the
+panel that carries them into the page."""
 from __future__ import annotations
 
 import json
@@ -13,7 +13,8 @@ import pytest
 import torch
 
 import d2lmini as d2l
-from d2lmini import export
+from d2lmini import book
+from d2lmini.book import translator as export
 
 SOURCES = [["go", "."], ["i", "lost", "."], ["he's", "calm", "."], ["i'm", "home", "."],
            ["tom", "likes", "the", "old", "red", "car", "very", "much", "."], ["xyzzy"]]
@@ -41,12 +42,12 @@ def net(vocabs):
 
 @pytest.fixture(scope="module")
 def half(net, vocabs):
-    return d2l.export_translator(net, *vocabs, num_steps=8, examples=SOURCES, num_attention=3)
+    return book.export_translator(net, *vocabs, num_steps=8, examples=SOURCES, num_attention=3)
 
 
 @pytest.fixture(scope="module")
 def full(net, vocabs):
-    return d2l.export_translator(net, *vocabs, num_steps=8, precision="float32")
+    return book.export_translator(net, *vocabs, num_steps=8, precision="float32")
 
 
 def _sessions(ex):
@@ -60,7 +61,7 @@ def _sessions(ex):
 
 def test_round_weights_rounds_a_copy(net):
     before = {k: v.clone() for k, v in net.state_dict().items()}
-    rounded = d2l.round_weights(net)
+    rounded = book.round_weights(net)
     for name, value in rounded.state_dict().items():
         assert value.dtype == before[name].dtype
         if value.is_floating_point():
@@ -68,16 +69,16 @@ def test_round_weights_rounds_a_copy(net):
             assert torch.allclose(value, before[name], rtol=1e-3, atol=1e-4)
         assert torch.equal(net.state_dict()[name], before[name])  # the model is untouched
     assert any(not torch.equal(rounded.state_dict()[k], before[k]) for k in before)
-    copy32 = d2l.round_weights(net, "float32")
+    copy32 = book.round_weights(net, "float32")
     assert copy32 is not net
     assert all(torch.equal(copy32.state_dict()[k], before[k]) for k in before)
 
 
 def test_round_weights_errors(net):
     with pytest.raises(ValueError, match="precision must be one of"):
-        d2l.round_weights(net, "int8")
+        book.round_weights(net, "int8")
     with pytest.raises(TypeError, match="net must be a torch.nn.Module"):
-        d2l.round_weights("net")
+        book.round_weights("net")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -87,7 +88,7 @@ def test_round_weights_errors(net):
 @pytest.mark.parametrize("precision", ["float16", "float32"])
 def test_graphs_equal_pytorch(net, half, full, precision):
     ex = half if precision == "float16" else full
-    model = d2l.round_weights(net, precision).eval()
+    model = book.round_weights(net, precision).eval()
     encoder, decoder = _sessions(ex)
     gen = torch.Generator().manual_seed(1)
     for S, B, T in [(1, 1, 1), (5, 1, 3), (8, 3, 6)]:
@@ -126,7 +127,7 @@ def test_greedy_through_the_graphs_equals_greedy_search(net, half, vocabs):
     """Greedy decoding by hand with ONNX Runtime (the whole prefix at every step, as the page
     decodes) gives d2lmini's tokens."""
     src_vocab, tgt_vocab = vocabs
-    model = d2l.round_weights(net)
+    model = book.round_weights(net)
     encoder, decoder = _sessions(half)
     for source in SOURCES:
         X, X_len = d2l.build_array_nmt([source], src_vocab, 8)
@@ -166,7 +167,7 @@ def test_config(half, vocabs):
 
 def test_examples_are_d2lminis_translations(net, half, vocabs):
     src_vocab, tgt_vocab = vocabs
-    model = d2l.round_weights(net)
+    model = book.round_weights(net)
     settings = dict(max_len=lambda n: n + 50, batch_size=1)
     greedy = d2l.translate(model, SOURCES, src_vocab, tgt_vocab, 8, "cpu", **settings)
     beam = d2l.translate(model, SOURCES, src_vocab, tgt_vocab, 8, "cpu", beam_size=4,
@@ -183,15 +184,15 @@ def test_examples_are_d2lminis_translations(net, half, vocabs):
 
 def test_export_errors(net, vocabs):
     with pytest.raises(ValueError, match="precision must be one of"):
-        d2l.export_translator(net, *vocabs, num_steps=8, precision="bfloat16")
+        book.export_translator(net, *vocabs, num_steps=8, precision="bfloat16")
     with pytest.raises(ValueError, match="num_steps must be a positive int"):
-        d2l.export_translator(net, *vocabs, num_steps=0)
+        book.export_translator(net, *vocabs, num_steps=0)
     with pytest.raises(TypeError, match="examples must be tokenised sentences"):
-        d2l.export_translator(net, *vocabs, num_steps=8, examples=["go ."])
+        book.export_translator(net, *vocabs, num_steps=8, examples=["go ."])
     with pytest.raises(TypeError, match="sep must be a str"):
-        d2l.export_translator(net, *vocabs, num_steps=8, sep=None)
+        book.export_translator(net, *vocabs, num_steps=8, sep=None)
     with pytest.raises(ValueError, match="beam_size must be a positive int"):
-        d2l.export_translator(net, *vocabs, num_steps=8, beam_size=0)
+        book.export_translator(net, *vocabs, num_steps=8, beam_size=0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -200,7 +201,7 @@ def test_export_errors(net, vocabs):
 
 def test_panel_html_carries_the_payloads_safely(half):
     bad = "<img src=x onerror=alert(1)></script>"
-    panel = d2l.TranslatorPanel({"fra-eng": (half, bad)}, lang="zh", text=f"PDF {bad}")
+    panel = book.TranslatorPanel({"fra-eng": (half, bad)}, lang="zh", text=f"PDF {bad}")
     page = panel.to_html()
     assert page.startswith('<div class="d2l-translator" data-lang="zh">')
     assert "<img" not in page and page.count("</script>") == 2  # the two JSON scripts only
@@ -216,18 +217,18 @@ def test_panel_html_carries_the_payloads_safely(half):
 
 def test_panel_errors(half):
     with pytest.raises(ValueError, match="lang must be 'en' or 'zh'"):
-        d2l.TranslatorPanel({"fra-eng": (half, "x")}, lang="fr", text="t")
+        book.TranslatorPanel({"fra-eng": (half, "x")}, lang="fr", text="t")
     with pytest.raises(ValueError, match="text must be a non-empty str"):
-        d2l.TranslatorPanel({"fra-eng": (half, "x")}, lang="en", text=" ")
+        book.TranslatorPanel({"fra-eng": (half, "x")}, lang="en", text=" ")
     with pytest.raises(ValueError, match="models must name at least one"):
-        d2l.TranslatorPanel({}, lang="en", text="t")
+        book.TranslatorPanel({}, lang="en", text="t")
     with pytest.raises(TypeError, match="models must map names"):
-        d2l.TranslatorPanel({"fra-eng": half}, lang="en", text="t")
+        book.TranslatorPanel({"fra-eng": half}, lang="en", text="t")
     with pytest.raises(TypeError, match="models must map names"):
-        d2l.TranslatorPanel({"<b>": (half, "x")}, lang="en", text="t")
+        book.TranslatorPanel({"<b>": (half, "x")}, lang="en", text="t")
 
 
 def test_module_is_documented():
-    assert export in d2l.MODULES
+    assert export in book.MODULES
     assert {"round_weights", "export_translator", "TranslatorExport", "TranslatorPanel"} <= set(
-        d2l.__all__)
+        book.__all__)

@@ -12,12 +12,13 @@ import pytest
 from matplotlib import font_manager
 
 import d2lmini as d2l
+from d2lmini import book
 
-plot_module = sys.modules["d2lmini.plotting"]
+plot_module = sys.modules["d2lmini.book.language"]  # the font state lives there
 
 # what the library itself finds (matplotlib's fonts, the bundled Noto Sans CJK, font files
 # newer than matplotlib's cache), not only matplotlib's possibly stale font list
-HAVE_CJK = d2l.find_cjk_font() is not None
+HAVE_CJK = book.find_cjk_font() is not None
 NO_CJK = "no CJK font (pip install noto-cjk-sans-otc, or apt install fonts-noto-cjk)"
 
 
@@ -30,41 +31,41 @@ def fresh_state(monkeypatch):
 
 
 def test_english_by_default(monkeypatch):
-    monkeypatch.delenv(d2l.LANG_ENV, raising=False)
-    assert d2l.plot_language() == "en"
-    assert d2l.label("key", "键") == "key"
-    assert d2l.label(["a", "b"], ["甲", "乙"]) == ["a", "b"]
+    monkeypatch.delenv(book.LANG_ENV, raising=False)
+    assert book.plot_language() == "en"
+    assert book.label("key", "键") == "key"
+    assert book.label(["a", "b"], ["甲", "乙"]) == ["a", "b"]
 
 
 @pytest.mark.parametrize("value, lang", [("zh", "zh"), ("zh_CN", "zh"), ("EN", "en"), ("", "en")])
 def test_language_from_the_environment(monkeypatch, value, lang):
-    monkeypatch.setenv(d2l.LANG_ENV, value)
-    assert d2l.plot_language() == lang
+    monkeypatch.setenv(book.LANG_ENV, value)
+    assert book.plot_language() == lang
 
 
 def test_unknown_language_is_an_error(monkeypatch):
-    monkeypatch.setenv(d2l.LANG_ENV, "fr")
+    monkeypatch.setenv(book.LANG_ENV, "fr")
     with pytest.raises(ValueError, match="D2LMINI_LANG"):
-        d2l.plot_language()
+        book.plot_language()
 
 
 def test_bad_arguments(monkeypatch):
-    monkeypatch.setenv(d2l.LANG_ENV, "en")
+    monkeypatch.setenv(book.LANG_ENV, "en")
     with pytest.raises(TypeError, match="two strings"):
-        d2l.label("a", ["甲"])
+        book.label("a", ["甲"])
     with pytest.raises(ValueError, match="same length"):
-        d2l.label(["a", "b"], ["甲"])
+        book.label(["a", "b"], ["甲"])
 
 
 @pytest.mark.skipif(not HAVE_CJK, reason=NO_CJK)
 def test_chinese_labels_render_with_a_cjk_font(monkeypatch):
-    monkeypatch.setenv(d2l.LANG_ENV, "zh")
-    text = d2l.label("sequence length n", "序列长度 n")
+    monkeypatch.setenv(book.LANG_ENV, "zh")
+    text = book.label("sequence length n", "序列长度 n")
     assert text == "序列长度 n"
     assert plt.rcParams["font.family"][-1] in plot_module.CJK_FONTS
     fig, ax = plt.subplots()
     ax.set_xlabel(text)
-    ax.set_title(d2l.label("attention weights", "注意力权重"))
+    ax.set_title(book.label("attention weights", "注意力权重"))
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # "Glyph ... missing from font(s)" would be an error
         fig.canvas.draw()
@@ -79,19 +80,19 @@ def _no_cjk_font_anywhere(monkeypatch):
 
 def test_no_cjk_font_is_an_error_in_zh_not_english_labels(monkeypatch):
     """A zh build must not publish English labels or a font warning: it stops instead."""
-    monkeypatch.setenv(d2l.LANG_ENV, "zh")
+    monkeypatch.setenv(book.LANG_ENV, "zh")
     _no_cjk_font_anywhere(monkeypatch)
     family = list(plt.rcParams["font.family"])
-    assert d2l.find_cjk_font() is None
+    assert book.find_cjk_font() is None
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # an error, and no warning before it
-        with pytest.raises(d2l.CJKFontError, match="pip install noto-cjk-sans-otc"):
-            d2l.label("key", "键")
-        with pytest.raises(d2l.CJKFontError):
+        with pytest.raises(book.CJKFontError, match="pip install noto-cjk-sans-otc"):
+            book.label("key", "键")
+        with pytest.raises(book.CJKFontError):
             d2l.use_svg_display()
     assert plt.rcParams["font.family"] == family
-    monkeypatch.setenv(d2l.LANG_ENV, "en")  # the English edition needs no CJK font
-    assert d2l.label("key", "键") == "key"
+    monkeypatch.setenv(book.LANG_ENV, "en")  # the English edition needs no CJK font
+    assert book.label("key", "键") == "key"
 
 
 def test_the_bundled_font_package_is_found_without_system_fonts(monkeypatch):
@@ -103,7 +104,7 @@ def test_the_bundled_font_package_is_found_without_system_fonts(monkeypatch):
     monkeypatch.setattr(manager, "ttflist",
                         [f for f in manager.ttflist if f.name not in plot_module.CJK_FONTS])
     monkeypatch.setattr(font_manager, "findSystemFonts", lambda *a, **k: [])
-    assert d2l.find_cjk_font() in plot_module.CJK_FONTS
+    assert book.find_cjk_font() in plot_module.CJK_FONTS
     assert any(f.fname == bundled for f in manager.ttflist)
 
 
@@ -121,7 +122,7 @@ def test_a_cached_font_whose_file_is_gone_is_not_used(monkeypatch, tmp_path):
                         + [gone])
     monkeypatch.setattr(font_manager, "findSystemFonts", lambda *a, **k: [])
     assert plot_module._installed_cjk_font() is None
-    assert d2l.find_cjk_font() in plot_module.CJK_FONTS
+    assert book.find_cjk_font() in plot_module.CJK_FONTS
     assert any(f.fname == bundled for f in manager.ttflist)
 
 
@@ -136,25 +137,25 @@ def test_the_book_requirements_bring_a_cjk_font():
 @pytest.mark.skipif(not HAVE_CJK, reason=NO_CJK)
 def test_cjk_font_installed_after_the_font_cache_is_found(monkeypatch):
     """A font installed while the kernel runs (apt in Colab) is not in matplotlib's cache yet."""
-    monkeypatch.setenv(d2l.LANG_ENV, "zh")
+    monkeypatch.setenv(book.LANG_ENV, "zh")
     manager = font_manager.fontManager
     cjk_files = sorted({f.fname for f in manager.ttflist if f.name in plot_module.CJK_FONTS})
     monkeypatch.setattr(manager, "ttflist",
                         [f for f in manager.ttflist if f.name not in plot_module.CJK_FONTS])
     monkeypatch.setattr(font_manager, "findSystemFonts", lambda *a, **k: cjk_files)
-    assert d2l.label("key", "键") == "键"
+    assert book.label("key", "键") == "键"
     assert plt.rcParams["font.family"][-1] in plot_module.CJK_FONTS
 
 
 @pytest.mark.skipif(not HAVE_CJK, reason=NO_CJK)
 def test_axes_created_before_the_first_label_show_chinese(monkeypatch):
-    """The chapters call use_svg_display() first; axes made before any d2l.label() call must
+    """The chapters call use_svg_display() first; axes made before any book.label() call must
     still render Chinese (a text object keeps the fonts it was created with)."""
-    monkeypatch.setenv(d2l.LANG_ENV, "zh")
+    monkeypatch.setenv(book.LANG_ENV, "zh")
     d2l.use_svg_display()
     fig, ax = plt.subplots()
-    ax.set_xlabel(d2l.label("probability", "概率"))
-    ax.legend(handles=ax.plot([0, 1], label=d2l.label("smoothed", "平滑")))
+    ax.set_xlabel(book.label("probability", "概率"))
+    ax.legend(handles=ax.plot([0, 1], label=book.label("smoothed", "平滑")))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         fig.canvas.draw()
@@ -164,10 +165,10 @@ def test_axes_created_before_the_first_label_show_chinese(monkeypatch):
 @pytest.mark.skipif(not HAVE_CJK, reason=NO_CJK)
 def test_a_character_no_font_has_is_an_error_in_zh(monkeypatch):
     """A box with a "Glyph ... missing" warning in a zh page would be published: it stops."""
-    monkeypatch.setenv(d2l.LANG_ENV, "zh")
+    monkeypatch.setenv(book.LANG_ENV, "zh")
     d2l.use_svg_display()
     fig, ax = plt.subplots()
-    ax.set_xlabel(d2l.label("sequence length", "序列长度"))
+    ax.set_xlabel(book.label("sequence length", "序列长度"))
     fig.canvas.draw()  # Chinese is found in the CJK font: no warning, no error
     ax.set_title("\u0f00")  # Tibetan: in neither DejaVu Sans nor Noto Sans CJK
     with pytest.raises(UserWarning, match="missing from font"):

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 import d2lmini as d2l
+from d2lmini import book
 
 
 def test_timer():
@@ -128,14 +129,14 @@ def test_use_svg_display_and_set_figsize(monkeypatch):
 
 
 def test_argument_checks_raise_type_and_value_errors():
-    assert d2l.check_positive_int(3, "n") == 3
+    assert d2l.utils.check_positive_int(3, "n") == 3
     with pytest.raises(TypeError, match="n must be a positive int; got float 2.0"):
-        d2l.check_positive_int(2.0, "n")
+        d2l.utils.check_positive_int(2.0, "n")
     with pytest.raises(TypeError, match="n must be a positive int; got bool True"):
-        d2l.check_positive_int(True, "n")
+        d2l.utils.check_positive_int(True, "n")
     with pytest.raises(ValueError, match="n must be a positive int; got 0"):
-        d2l.check_positive_int(0, "n")
-    assert d2l.check_non_negative_int(0, "seed") == 0
+        d2l.utils.check_positive_int(0, "n")
+    assert d2l.utils.check_non_negative_int(0, "seed") == 0
     with pytest.raises(ValueError, match="seed must be a non-negative int; got -1"):
         d2l.set_seed(-1)
 
@@ -143,12 +144,12 @@ def test_argument_checks_raise_type_and_value_errors():
 def test_check_bool_accepts_only_true_and_false():
     import numpy as np
 
-    assert d2l.check_bool(True, "amp") is True and d2l.check_bool(False, "amp") is False
+    assert d2l.utils.check_bool(True, "amp") is True and d2l.utils.check_bool(False, "amp") is False
     for bad, shown in [(1, "int 1"), (0, "int 0"), (None, "NoneType None"), ("yes", "str 'yes'")]:
         with pytest.raises(TypeError, match=rf"^amp must be a bool; got {shown}$"):
-            d2l.check_bool(bad, "amp")
+            d2l.utils.check_bool(bad, "amp")
     with pytest.raises(TypeError, match="^amp must be a bool; got "):
-        d2l.check_bool(np.bool_(True), "amp")  # NumPy's bool is not Python's
+        d2l.utils.check_bool(np.bool_(True), "amp")  # NumPy's bool is not Python's
     with pytest.raises(TypeError, match=r"^amp must be a bool; got int 1$"):
         d2l.TrainConfig(amp=1)
     with pytest.raises(TypeError, match=r"^bias must be a bool; got str 'no'$"):
@@ -156,39 +157,40 @@ def test_check_bool_accepts_only_true_and_false():
 
 
 def test_check_int_names_the_argument_and_the_range():
-    assert d2l.check_int(-3, "k") == -3 and d2l.check_int(4, "k", minimum=1, maximum=4) == 4
+    assert d2l.utils.check_int(-3, "k") == -3
+    assert d2l.utils.check_int(4, "k", minimum=1, maximum=4) == 4
     with pytest.raises(TypeError, match=r"^k must be an int; got bool False$"):
-        d2l.check_int(False, "k")
+        d2l.utils.check_int(False, "k")
     with pytest.raises(TypeError, match=r"^k must be an int >= 2; got float 3.0$"):
-        d2l.check_int(3.0, "k", minimum=2)
+        d2l.utils.check_int(3.0, "k", minimum=2)
     with pytest.raises(TypeError, match=r"^k must be a positive int; got str '3'$"):
-        d2l.check_int("3", "k", minimum=1)
+        d2l.utils.check_int("3", "k", minimum=1)
     with pytest.raises(ValueError, match=r"^k must be an int in \[1, 4\]; got 5$"):
-        d2l.check_int(5, "k", minimum=1, maximum=4)
+        d2l.utils.check_int(5, "k", minimum=1, maximum=4)
     with pytest.raises(ValueError, match=r"^k must be an int >= 2; got 1$"):
-        d2l.check_int(1, "k", minimum=2)
+        d2l.utils.check_int(1, "k", minimum=2)
 
 
 def test_check_number_names_the_argument_and_the_range():
-    assert d2l.check_number(0.5, "p", minimum=0, below=1) == 0.5
-    assert d2l.check_number(3, "lr", above=0) == 3  # an int is a number
-    assert d2l.check_number(-1e9, "x") == -1e9  # no bounds
+    assert d2l.utils.check_number(0.5, "p", minimum=0, below=1) == 0.5
+    assert d2l.utils.check_number(3, "lr", above=0) == 3  # an int is a number
+    assert d2l.utils.check_number(-1e9, "x") == -1e9  # no bounds
     with pytest.raises(TypeError, match=r"^lr must be a number > 0; got str '0.1'$"):
-        d2l.check_number("0.1", "lr", above=0)
+        d2l.utils.check_number("0.1", "lr", above=0)
     with pytest.raises(TypeError, match=r"^lr must be a number > 0; got bool True$"):
-        d2l.check_number(True, "lr", above=0)
+        d2l.utils.check_number(True, "lr", above=0)
     with pytest.raises(TypeError, match="got NoneType None"):
-        d2l.check_number(None, "lr")
+        d2l.utils.check_number(None, "lr")
     with pytest.raises(ValueError, match=r"^timeout must be a number > 0; got 0$"):
-        d2l.check_number(0, "timeout", above=0)
+        d2l.utils.check_number(0, "timeout", above=0)
     with pytest.raises(ValueError, match=r"^p must be a number in \[0, 1\); got 1$"):
-        d2l.check_number(1, "p", minimum=0, below=1)
+        d2l.utils.check_number(1, "p", minimum=0, below=1)
     with pytest.raises(ValueError, match=r"^p must be a number in \(0, 1\]; got 0.0$"):
-        d2l.check_number(0.0, "p", above=0, maximum=1)
+        d2l.utils.check_number(0.0, "p", above=0, maximum=1)
     with pytest.raises(ValueError, match=r"^alpha must be a number >= 0; got nan$"):
-        d2l.check_number(float("nan"), "alpha", minimum=0)  # NaN is in no range
+        d2l.utils.check_number(float("nan"), "alpha", minimum=0)  # NaN is in no range
     with pytest.raises(ValueError, match="got nan"):
-        d2l.check_number(float("nan"), "x")
+        d2l.utils.check_number(float("nan"), "x")
     # the modules use them: one wording everywhere
     with pytest.raises(ValueError, match="timeout must be a number > 0; got 0"):
         d2l.download("fra-eng", timeout=0)
@@ -212,13 +214,13 @@ def test_the_version_has_one_value():
 
 
 def test_in_notebook_is_false_outside_a_kernel(monkeypatch):
-    assert d2l.in_notebook() is False
+    assert d2l.utils.in_notebook() is False
     import IPython
 
     class ZMQInteractiveShell:  # the class name is what identifies a Jupyter kernel
         pass
     monkeypatch.setattr(IPython, "get_ipython", lambda: ZMQInteractiveShell())
-    assert d2l.in_notebook() is True
+    assert d2l.utils.in_notebook() is True
 
 
 def test_set_axes_applies_every_setting():
@@ -249,7 +251,7 @@ def test_interactive_figure_has_the_chart_the_static_figure_and_its_html():
 
     fig, ax = plt.subplots()
     ax.plot([1, 2, 3], [3, 1, 2])
-    live = d2l.interactive(_line_chart(), fig)
+    live = book.interactive(_line_chart(), fig)
     assert not plt.fignum_exists(fig.number)  # closed: Jupyter does not show it a second time
     bundle = live._repr_mimebundle_()
     assert bundle["image/svg+xml"] == live.svg and live.svg.lstrip().startswith("<?xml")
@@ -265,7 +267,7 @@ def test_interactive_figure_has_the_chart_the_static_figure_and_its_html():
     # the same SVG on every run: no date, no random ids
     fig2, ax2 = plt.subplots()
     ax2.plot([1, 2, 3], [3, 1, 2])
-    assert d2l.interactive(_line_chart(), fig2).svg == live.svg
+    assert book.interactive(_line_chart(), fig2).svg == live.svg
 
 
 def test_interactive_takes_a_dict_and_names_the_schema_version():
@@ -273,18 +275,18 @@ def test_interactive_takes_a_dict_and_names_the_schema_version():
 
     spec = {"$schema": "https://vega.github.io/schema/vega-lite/v5.20.1.json", "mark": "point",
             "description": "a chart"}
-    live = d2l.interactive(spec, plt.figure())
+    live = book.interactive(spec, plt.figure())
     assert "application/vnd.vegalite.v5+json" in live._repr_mimebundle_()
     assert repr(live) == "<InteractiveFigure: a chart>"
-    bare = d2l.interactive({"mark": "point"}, plt.figure())
-    assert d2l.plotting.VEGALITE_MIME in bare._repr_mimebundle_()
+    bare = book.interactive({"mark": "point"}, plt.figure())
+    assert book.interactive_figures.VEGALITE_MIME in bare._repr_mimebundle_()
 
 
 def test_interactive_names_its_wrong_arguments():
     import matplotlib.pyplot as plt
 
     with pytest.raises(TypeError, match="chart must be an Altair chart"):
-        d2l.interactive("a chart", plt.figure())
+        book.interactive("a chart", plt.figure())
     with pytest.raises(TypeError, match="figure must be a matplotlib Figure"):
-        d2l.interactive(_line_chart(), plt.gca())
+        book.interactive(_line_chart(), plt.gca())
     plt.close("all")

@@ -15,7 +15,7 @@ buttons, language switcher), writes it as ``_build/.conf/<variant>/<lang>/conf.p
 are built side by side (``-j``): a single build leaves about half of two cores idle (Sphinx and
 a notebook's Python are one thread each), each edition has its own folders (myst-nb's output
 folder too, ``book_sphinx.claims``), and a model both editions train is trained once
-(``d2l.load_or_train`` locks its key; the other edition waits and loads).
+(``book.load_or_train`` locks its key; the other edition waits and loads).
 
 Chapters are executed by myst-nb in ``cache`` mode: a rebuild without code changes executes
 nothing. myst-nb keys its cache by the code cells alone, so the cache folder,
@@ -250,7 +250,7 @@ def data_fingerprint() -> tuple[str, dict[str, str]]:
 
 def library_files(package: Path = PACKAGE) -> str:
     """Every byte of the package, docstrings and comments included (the API page's key)."""
-    from d2lmini import library_fingerprint
+    from d2lmini.book import library_fingerprint
 
     return library_fingerprint(package, code_only=False)
 
@@ -259,8 +259,8 @@ def package_fingerprint(package: Path = PACKAGE) -> str:
     """A short hash of every file of the package folder ``package`` (code and corpora; caches
     of compiled bytecode left out): a change to any library function changes it, an edited
     docstring or comment does not. The same hash as the trained-weight key's
-    (:func:`d2lmini.library_fingerprint`), shortened."""
-    from d2lmini import library_fingerprint
+    (:func:`d2lmini.book.library_fingerprint`), shortened."""
+    from d2lmini.book import library_fingerprint
 
     return library_fingerprint(package)[:12]
 
@@ -274,7 +274,7 @@ def environment_description() -> dict[str, object]:
     list of files matplotlib knows, which depends on the state of matplotlib's font cache."""
     from importlib import metadata
 
-    from d2lmini.plotting import find_cjk_font
+    from d2lmini.book.language import find_cjk_font
     from matplotlib import font_manager
 
     dists = sorted({f"{d.metadata['Name'].lower()}=={d.version}" for d in metadata.distributions()
@@ -534,7 +534,7 @@ def build_edition(lang: str, *, variant: str, toc_path: Path, strict: bool, asse
     # each kernel times its cells for the execution report (book_sphinx.timing)
     env["PYTHONSTARTUP"] = str(KERNEL_STARTUP)
     env["D2LMINI_CELL_TIMES"] = str(cell_times_file(lang))
-    # trained weights cached by the chapters (d2lmini.load_or_train): the second edition loads
+    # trained weights cached by the chapters (d2lmini.book.load_or_train): the second edition loads
     # what the first trained; a build from clean (no _build) trains afresh
     env.setdefault("D2LMINI_TRAIN_CACHE", str(CACHE_ROOT.parent / ".train_cache"))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))

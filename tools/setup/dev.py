@@ -538,13 +538,14 @@ import json, os, platform, sys
 os.environ["D2LMINI_OFFLINE"] = "1"  # look, never download
 import torch, matplotlib
 import d2lmini as d2l
-from d2lmini import cache, datahub
+from d2lmini import datahub
+from d2lmini.book import cache
 print("venv python:", platform.python_version(), "| torch", torch.__version__,
       "| numpy", __import__("numpy").__version__, "| matplotlib", matplotlib.__version__)
 cuda = torch.cuda.is_available()
 print("device:", torch.cuda.get_device_name(0) if cuda else "CPU only", "| torch threads",
       torch.get_num_threads(), "| CUDA build" if torch.version.cuda else "| CPU build")
-print("CJK font for Chinese plot labels:", d2l.find_cjk_font() or "NONE (the zh edition fails)")
+print("CJK font for Chinese plot labels:", book.find_cjk_font() or "NONE (the zh edition fails)")
 online = os.environ.get("DEV_DOCTOR_USER_OFFLINE") != "1"
 for name in d2l.DATA_HUB:
     src = d2l.resolve(name, offline=False)  # where it is; the offline corpus is not built

@@ -1,4 +1,5 @@
-"""The API page lists every public module of d2lmini, from ``d2lmini.MODULES``.
+"""The API page lists every public module of d2lmini, from ``d2lmini.MODULES`` and then
+``d2lmini.book.MODULES`` (the book's plumbing).
 
 ``book/<lang>/api.md`` writes the marker block
 
@@ -6,9 +7,10 @@
     ```
 
 where the modules go; on ``source-read`` this extension replaces it with one section per module
-of ``d2lmini.MODULES`` (in that order: the order the book introduces them), each with its label
-``sec-api-<module>``, its heading and an ``automodule`` block. A module added to the package
-appears on the page without anyone editing it. A change to a docstring reads every page again
+of ``d2lmini.MODULES`` (in that order: the order the book introduces them), then of
+``d2lmini.book.MODULES``, each with its label ``sec-api-<module>`` (``sec-api-book-claims``),
+its heading and an ``automodule`` block. A module added to the package appears on the page
+without anyone editing it. A change to a docstring reads every page again
 (``book_library_files``), so the page never shows an older docstring. (``tools/build/book_sphinx/
 claims.py`` loads this extension.)
 """
@@ -23,9 +25,9 @@ def module_sections(modules: list[str]) -> str:
     """MyST text of the API page's module sections, for module names such as ``'utils'``."""
     parts = []
     for name in modules:
-        if not re.fullmatch(r"[a-z_][a-z0-9_]*", name):
+        if not re.fullmatch(r"[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?", name):
             raise ValueError(f"not a d2lmini module name: {name!r}")
-        parts.append(f"(sec-api-{name.replace('_', '-')})=\n"
+        parts.append(f"(sec-api-{name.replace('_', '-').replace('.', '-')})=\n"
                      f"## `d2lmini.{name}`\n\n"
                      "```{eval-rst}\n"
                      f".. automodule:: d2lmini.{name}\n"
@@ -36,10 +38,12 @@ def module_sections(modules: list[str]) -> str:
 
 
 def public_modules() -> list[str]:
-    """The short names of ``d2lmini.MODULES`` (``['utils', 'claims', …]``)."""
+    """The names under ``d2lmini`` of ``d2lmini.MODULES`` and ``d2lmini.book.MODULES``
+    (``['utils', 'attention', …, 'book.claims', …]``)."""
     import d2lmini
 
-    return [m.__name__.rsplit(".", 1)[-1] for m in d2lmini.MODULES]
+    return [m.__name__.removeprefix("d2lmini.")
+            for m in (*d2lmini.MODULES, *d2lmini.book.MODULES)]
 
 
 def expand(text: str, modules: list[str] | None = None) -> str:
@@ -61,7 +65,7 @@ def source_read(app, docname, source) -> None:
 def setup(app):
     # every byte of the package, docstrings included (tools/build/build_book.py sets it): the pages
     # are read again when it changes, so the API page shows the docstrings of this build's code (the
-    # executed chapters are keyed by the code alone, d2lmini.library_fingerprint)
+    # executed chapters are keyed by the code alone, d2lmini.book.library_fingerprint)
     app.add_config_value("book_library_files", "", "env")
     app.connect("source-read", source_read)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

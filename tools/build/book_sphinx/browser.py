@@ -6,8 +6,8 @@ extension
 * chooses the code cells that run in the browser: each cell of the page, in order, with the
   statements that only the page needs taken out (imports of modules that Pyodide does not ship,
   such as ``torch``, ``d2lmini`` or ``myst_nb``, and the calls of names they bound, such as
-  ``glue(...)`` or ``d2l.claim(...)``, which write values into the prose or check its sentences)
-  and each ``d2l.label(en, zh)`` written out as the edition's string, is run by this Python in a
+  ``glue(...)`` or ``book.claim(...)``, which write values into the prose or check its sentences)
+  and each ``book.label(en, zh)`` written out as the edition's string, is run by this Python in a
   fresh process, in the namespace the cells chosen before it made; a cell goes to the browser
   when it runs there and something of it is left (:func:`select_cells`). A cell that does not
   run lends the constants it assigns (``d_model = 100``) when a later chosen cell reads them. So
@@ -58,7 +58,7 @@ def strip_cell(source: str, allowed: set[str], unavailable: set[str],
     """``source`` without its top-level imports of modules outside ``allowed`` and without its
     top-level expression statements whose call starts from a name in ``unavailable`` (names
     that such imports bound, in this cell or an earlier one; the set grows); each
-    ``d2l.label(en, zh)`` is replaced by its argument for ``lang``, the string it returns in that
+    ``book.label(en, zh)`` is replaced by its argument for ``lang``, the string it returns in that
     edition. Returns the code and the number of lines taken out. A cell that does not parse is
     returned as it is."""
     try:
@@ -95,12 +95,12 @@ def strip_cell(source: str, allowed: set[str], unavailable: set[str],
 
 
 def _inline_labels(source: str, tree: ast.AST, lang: str) -> str:
-    """``source`` with every call ``d2l.label(en, zh)`` replaced by the source of its ``en`` or
+    """``source`` with every call ``book.label(en, zh)`` replaced by the source of its ``en`` or
     ``zh`` argument (the book's way to write a string of each edition in one cell)."""
     calls = [node for node in ast.walk(tree)
              if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
              and node.func.attr == "label" and isinstance(node.func.value, ast.Name)
-             and node.func.value.id == "d2l" and len(node.args) == 2 and not node.keywords]
+             and node.func.value.id == "book" and len(node.args) == 2 and not node.keywords]
     lines = source.splitlines(keepends=True)
     offsets = [0]
     for line in lines:
@@ -121,7 +121,7 @@ def _inline_labels(source: str, tree: ast.AST, lang: str) -> str:
 
 
 def _root_name(node: ast.AST) -> str | None:
-    """The name a call or attribute chain starts from: ``d2l`` for ``d2l.claim(...)``."""
+    """The name a call or attribute chain starts from: ``d2l`` for ``book.claim(...)``."""
     while isinstance(node, (ast.Call, ast.Attribute, ast.Subscript)):
         node = node.func if isinstance(node, ast.Call) else node.value
     return node.id if isinstance(node, ast.Name) else None

@@ -1,7 +1,7 @@
 """The claims of the text, listed on the execution report; unique ids for sphinx-exercise.
 
-A chapter states every sentence that interprets a computed result through ``d2lmini.claims``
-(``d2l.claim``, ``d2l.choose``, ``d2l.glue_ratio`` with bounds), which records it in the executed
+A chapter states every sentence that interprets a computed result through ``d2lmini.book.claims``
+(``book.claim``, ``book.choose``, ``book.glue_ratio`` with bounds), which records it in the executed
 notebook as a hidden myst-nb glue output named ``claim__<name>`` holding the JSON object
 ``{name, kind, statement, holds, values}`` (MIME type ``application/vnd.d2lmini.claim+json``).
 This extension
@@ -41,7 +41,7 @@ from sphinx.util.docutils import SphinxDirective
 from tools.bookmeta import is_notebook, toc_files
 
 LOGGER = logging.getLogger(__name__)
-# d2lmini.claims.CLAIM_PREFIX and CLAIM_MIME (Sphinx does not import d2lmini, and torch with it)
+# d2lmini.book.claims.CLAIM_PREFIX and CLAIM_MIME (Sphinx does not import d2lmini, nor torch)
 CLAIM_PREFIX = "claim__"
 CLAIM_MIME = "application/vnd.d2lmini.claim+json"
 ENV_KEY = "book_claims"  # env attribute: {docname: [record, ...]} for every executed page
@@ -96,7 +96,7 @@ def claims_from_glue(glue: dict[str, Any]) -> list[dict[str, Any]]:
                    if not isinstance(record, dict) or f not in record]
         if missing or record["kind"] not in ("guarded", "chosen"):
             raise ValueError(f"glue output {key!r} is not a claim record (missing {missing} or "
-                             f"an unknown kind); record it with d2lmini.claims")
+                             f"an unknown kind); record it with d2lmini.book.claims")
         records.append(record)
     return records
 

@@ -1,4 +1,4 @@
-"""The "translate it yourself" panel (``d2lmini.export.TranslatorPanel``) in the HTML pages.
+"""The "translate it yourself" panel (``d2lmini.book.TranslatorPanel``) in the HTML pages.
 
 The cell's ``text/html`` output is a ``<div class="d2l-translator">`` holding, for each model,
 its payload (the ONNX graphs in base64, the vocabularies, the decoding settings, the example

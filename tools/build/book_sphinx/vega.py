@@ -1,6 +1,6 @@
-"""Interactive figures (``d2l.interactive``): the live Vega-Lite chart in the HTML pages, offline.
+"""Interactive figures (``book.interactive``): the live Vega-Lite chart in the HTML pages, offline.
 
-A cell that shows a ``d2l.interactive(chart, figure)`` has, in its ``text/html`` output, a
+A cell that shows a ``book.interactive(chart, figure)`` has, in its ``text/html`` output, a
 ``<div class="d2l-vega">`` with the chart's specification and the static figure as an image; the
 PDF prints the static figure (``image/svg+xml``). This extension, under the HTML builders:
 

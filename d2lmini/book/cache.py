@@ -23,11 +23,11 @@ from typing import Any, Callable
 import torch
 from torch import nn
 
-from .datahub import get_cache_dir
+from ..datahub import get_cache_dir
 
 __all__ = ["fingerprint", "library_fingerprint", "train_cache_dir", "load_or_train"]
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parents[1]  # d2lmini/
 
 
 def library_fingerprint(package: str | os.PathLike | None = None, *,

@@ -31,8 +31,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from .attention import store_attention_weights
-from .utils import check_non_negative_int, check_number, check_positive_int
+from ..attention import store_attention_weights
+from ..utils import check_non_negative_int, check_number, check_positive_int
 
 __all__ = ["round_weights", "TranslatorExport", "export_translator", "TranslatorPanel"]
 
@@ -195,8 +195,8 @@ def _examples(model: nn.Module, sources: Sequence[Sequence[str]], src_vocab: Any
               tgt_vocab: Any, config: dict[str, Any], num_attention: int) -> list[dict]:
     """What d2lmini's greedy and beam search make of ``sources`` with ``model``, one at a
     time (as a page translates), with the settings of ``config``."""
-    from .data import build_array_nmt
-    from .decode import translate
+    from ..data import build_array_nmt
+    from ..decode import translate
 
     settings = dict(max_len=lambda n: n + config["max_extra"], batch_size=1)
     greedy = translate(model, sources, src_vocab, tgt_vocab, config["num_steps"], "cpu",

@@ -15,10 +15,10 @@ Both record what they checked in the executed notebook (a hidden glue output nam
 of the book with its values and status. Outside a notebook nothing is recorded and the checks
 still run::
 
-    d2l.claim("ch3_pe_lowers", sim_pe < sim_plain,
+    book.claim("ch3_pe_lowers", sim_pe < sim_plain,
               "one run gives the impression that PE lowered the similarity",
               plain=sim_plain, with_pe=sim_pe)
-    d2l.choose("ch6_calm_phrase", translation == reference,
+    book.choose("ch6_calm_phrase", translation == reference,
                "this run translated it correctly:", "this run translated it as",
                translation=translation)
 """
@@ -30,7 +30,7 @@ import numbers
 import re
 from typing import Any
 
-__all__ = ["ClaimError", "claim", "choose", "CLAIM_PREFIX", "CLAIM_MIME"]
+__all__ = ["ClaimError", "claim", "choose", "glue_ratio", "CLAIM_PREFIX", "CLAIM_MIME"]
 
 #: Glue names under which claims are recorded in the executed notebooks.
 CLAIM_PREFIX = "claim__"
@@ -153,3 +153,40 @@ def choose(name: str, condition: bool, if_true: str, if_false: str, **values: An
         return phrase
     glue(name, Markdown(phrase), display=False)
     return phrase
+
+
+def glue_ratio(name: str, value: float, low: float | None = None,
+               high: float | None = None) -> None:
+    """Glue a ratio the text quotes (myst-nb ``glue``), after checking the bounds the text states.
+
+    A sentence such as "doubling n multiplied the time by {name}, more than the factor 2 of a
+    linear cost" is true only while ``value`` stays within the bounds it relies on. The chapter
+    passes those bounds here (``low <= value <= high``; None: no bound on that side), so that a
+    measurement that would make the sentence false stops the build instead of being published.
+    The book's tests check that every ratio quoted in prose is glued through this function and
+    that the sentences quoting it write its bounds. Returns None (nothing to display).
+
+    Raises ``ClaimError`` (an ``AssertionError``) when ``value`` is outside the bounds (or NaN
+    while bounded), ``ValueError`` for a name that is not a glue name or bounds with
+    ``low > high``.
+    """
+    if not isinstance(name, str) or not name.replace("_", "").isalnum():
+        raise ValueError(f"name must be a glue name such as 'ch8_attn_growth'; got {name!r}")
+    if low is not None and high is not None and low > high:
+        raise ValueError(f"low must not exceed high; got low={low}, high={high}")
+    value = float(value)
+    bounded = low is not None or high is not None
+    if bounded and (math.isnan(value) or (low is not None and value < low)
+                    or (high is not None and value > high)):
+        raise ClaimError(
+            f"{name} = {value:.4g} is outside [{low}, {high}], the bounds the text states about "
+            "it; the measurement contradicts the sentence (rerun on a quieter machine, or fix "
+            "the experiment)")
+    from myst_nb import glue  # the book's notebooks run under myst-nb
+
+    glue(name, value, display=False)
+    if bounded:  # the bounds are what the sentence claims: listed in the execution report
+        bounds = " ≤ ".join([*([f"{low:g}"] if low is not None else []), name,
+                             *([f"{high:g}"] if high is not None else [])])
+        _record({"name": name, "kind": "guarded", "statement": bounds, "holds": True,
+                        "values": {name: _plain(value)}})
