@@ -4,10 +4,14 @@
 #   make test               run the tests (ARGS="-k parity" ...)
 #   make check              ruff, library tests, source checks (quick; for contributors)
 #   make doctor             what a bug report needs (Python, torch, fonts, TeX, data, caches)
+#   make chapter NAME=modern-transformer TITLE="..." TITLE_ZH="..."   a new chapter, both editions
 #   make pdf | assign | export | bench | lock | setup | system | clean
 PYTHON ?= python3
 DEV = $(PYTHON) -m tools.setup.dev
 
-.PHONY: book test check doctor pdf assign export bench lock setup system clean
+.PHONY: book test check doctor pdf assign export bench lock setup system clean chapter
 book test check doctor pdf assign export bench lock setup system clean:
 	@$(DEV) $@ $(ARGS)
+
+chapter:
+	@$(DEV) chapter $(NAME) $(if $(TITLE),--title "$(TITLE)") $(if $(TITLE_ZH),--title-zh "$(TITLE_ZH)") $(ARGS)

@@ -19,7 +19,7 @@ def run(args, device) -> dict:
         shutil.rmtree(build_dir)
     runs = []
     for label in ("clean", "warm_no_changes"):
-        cmd = [sys.executable, "tools/build/build_book.py", "-q"]
+        cmd = [sys.executable, "-m", "tools.build.build_book", "-q"]
         print(f"[build] {label}: {' '.join(cmd[1:])}", flush=True)
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, cwd=common.ROOT, capture_output=True, text=True)

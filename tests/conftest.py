@@ -21,8 +21,9 @@ from pathlib import Path
 
 import pytest
 
+from tools import ci_times
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
-from tools import ci_times  # noqa: E402
 
 # the groups of tests in CI's table of where the time goes (tools/ci_times.py)
 _TEST_TIMES: dict[str, list[tuple[float, float]]] = {}
@@ -95,6 +96,7 @@ def _time_group(item: pytest.Item) -> str:
             "corpus": "tests: offline corpus", "chapters": "tests: chapter sources",
             "classroom": "tests: classroom", "build": "tests: build tools",
             "setup": "tests: set-up", "scripts": "tests: scripts",
+            "authoring": "tests: authoring",
             }.get(folder, f"tests: tests/{folder}")
 
 

@@ -12,14 +12,14 @@ from pathlib import Path
 import jupytext
 import pytest
 
+from tools.build import build_book
+from tools.build.book_sphinx.browser import (BROWSER_PAGES, _inline_labels, allowed_modules,
+                                             cjk_subset, constants_of, select_cells, strip_cell)
+
 ROOT = Path(__file__).resolve().parents[2]
 
-from tools.build import build_book  # noqa: E402
-from tools.build.book_sphinx.browser import (_inline_labels, allowed_modules, constants_of,  # noqa: E402
-                                 cjk_subset, select_cells, strip_cell)
-
 LANGS = ("zh", "en")
-PAGES = ("mha-numpy", "embeddings-positional-encoding")
+PAGES = BROWSER_PAGES  # the build's list (tools/build/book_sphinx/browser.py)
 
 
 def _sources(lang: str, page: str) -> list[str]:

@@ -16,6 +16,7 @@ import re
 import urllib.request
 
 import pytest
+from tools.build.book_sphinx.browser import BROWSER_PAGES
 from built_book import HTML, LANGS
 
 from test_a11y import _axe
@@ -23,7 +24,7 @@ from test_browser import SHOTS, _open, page  # noqa: F401  (page: the fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.book]
 
-PAGES = ("mha-numpy", "embeddings-positional-encoding")
+PAGES = BROWSER_PAGES  # the build's list (tools/build/book_sphinx/browser.py)
 READY = ("document.documentElement.classList.contains('d2l-browser-ready') || "
          "['failed', 'unavailable'].includes("
          "(document.querySelector('.d2l-browser-status') || {dataset: {}}).dataset.state)")

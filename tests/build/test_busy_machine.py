@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from tools.build import build_book
+
 ROOT = Path(__file__).resolve().parents[2]
-from tools.build import build_book  # noqa: E402
 
 CHAPTER = "attention-pytorch"  # PyTorch throughout, and short: the smallest that shows it
 BURNER = """

@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from tools.build import build_book
+from d2lmini.book import cache
+
 ROOT = Path(__file__).resolve().parents[2]
-from tools.build import build_book  # noqa: E402
-
-from d2lmini.book import cache  # noqa: E402
-
 
 @pytest.fixture
 def package_copy(tmp_path: Path) -> Path:

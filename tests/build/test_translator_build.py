@@ -7,11 +7,10 @@ import base64
 import json
 from pathlib import Path
 
+from tools.build import build_book
+from tools.build.book_sphinx.translator import MARKER, move_payloads
+
 ROOT = Path(__file__).resolve().parents[2]
-
-from tools.build import build_book  # noqa: E402
-from tools.build.book_sphinx.translator import MARKER, move_payloads  # noqa: E402
-
 
 def test_move_payloads(tmp_path):
     model = {"config": {"sep": ""}, "encoder": "AAEC", "decoder": "AwQF", "heading": "英译中",

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from tools.classroom import answer_leaks
+from tools.classroom import exercises
+from tools.bookmeta import LANGS
+
 ROOT = Path(__file__).resolve().parents[2]
-from tools.classroom import answer_leaks  # noqa: E402
-from tools.classroom import exercises  # noqa: E402
-from tools.bookmeta import LANGS  # noqa: E402
 
 # (chapter, exercise label): a public check contains the solution's expression (both editions)
 KNOWN_ANSWER_LEAKS: set[tuple[str, str]] = set()

@@ -22,11 +22,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from tools.classroom import assign
+from tools.classroom import class_report
+from tools.classroom import exercises
+from tools.bookmeta import LANGS, chapters
+
 ROOT = Path(__file__).resolve().parents[2]
-from tools.classroom import assign  # noqa: E402
-from tools.classroom import class_report  # noqa: E402
-from tools.classroom import exercises  # noqa: E402
-from tools.bookmeta import LANGS, chapters  # noqa: E402
 
 CHAPTERS = chapters()  # _toc.yml's: a chapter added there is held to these rules at once
 GRADED_FULLY = "mha-numpy"

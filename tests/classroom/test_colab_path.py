@@ -19,8 +19,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from tools.classroom import export_notebooks
+
 ROOT = Path(__file__).resolve().parents[2]
-from tools.classroom import export_notebooks  # noqa: E402
 
 CHAPTER = "mha-numpy"  # NumPy and a little PyTorch: short
 

@@ -16,10 +16,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from tools.classroom import export_notebooks
+from tools import myst
+from tools.bookmeta import load_yaml
+
 ROOT = Path(__file__).resolve().parents[2]
-from tools.classroom import export_notebooks  # noqa: E402
-from tools import myst  # noqa: E402
-from tools.bookmeta import load_yaml  # noqa: E402
 
 # the short chapters with code cells (the glossary has none: test_notebooks_valid covers it)
 EXECUTE = ["index", "mha-numpy", "attention-pytorch", "student/mha-numpy"]

@@ -30,9 +30,10 @@ from pathlib import Path
 
 import pytest
 
+from tools.classroom import exercises
+from tools.bookmeta import BOOK, LANGS, toc_files
+
 ROOT = Path(__file__).resolve().parents[2]
-from tools.classroom import exercises  # noqa: E402
-from tools.bookmeta import BOOK, LANGS, toc_files  # noqa: E402
 
 TOTAL = 4
 MIN_ITEMS, MAX_ITEMS = 2, 4

@@ -7,9 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-from tools import ci_times  # noqa: E402
+from tools import ci_times
 
+ROOT = Path(__file__).resolve().parents[2]
 
 def test_nothing_is_recorded_unless_asked(tmp_path, monkeypatch):
     monkeypatch.delenv(ci_times.ENV, raising=False)

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-from tools.setup import dev  # noqa: E402
+from tools.setup import dev
 
+ROOT = Path(__file__).resolve().parents[2]
 
 def test_old_python_gets_a_message(monkeypatch):
     monkeypatch.setattr(dev.sys, "version_info", (3, 8, 10, "final", 0))

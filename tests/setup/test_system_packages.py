@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from tools.setup import dev
+
 ROOT = Path(__file__).resolve().parents[2]
-from tools.setup import dev  # noqa: E402
 
 # what each package brings, beyond the file its own check looks for
 PROVIDES = {"fontconfig": {"cmd": {"fc-list", "fc-cache"}},

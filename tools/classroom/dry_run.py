@@ -208,7 +208,7 @@ def submissions(ch: Chapter, cases: dict[str, dict]) -> dict[str, dict[str, str]
     for ex in ch.graded:
         case = cases.get(ex.label)
         if not case or "mistake" not in case or "hard_coded" not in case:
-            raise DryRunError(f"tools/classroom/{ch.name}.yml: {ex.label} needs a `mistake` "
+            raise DryRunError(f"tools/classroom/cases/{ch.name}.yml: {ex.label} needs a `mistake` "
                               "(what, code) and a `hard_coded` (code)")
         out[f"mistake-{ex.label}"] = {**solution, ex.label: case["mistake"]["code"]}
         out[f"hard-coded-{ex.label}"] = {**solution, ex.label: case["hard_coded"]["code"]}

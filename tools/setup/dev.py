@@ -458,6 +458,7 @@ def write_lock():
 # ------------------------------------------------------------------------------ make check
 # the contributor's tier: quick, no book build, no browser, no TeX (`make test` is everything)
 CHECK_TESTS = ["tests/library", "tests/code", "tests/corpus", "tests/chapters", "tests/setup",
+               "tests/authoring",
                "tests/scripts", "tests/build/test_cache_keys.py",
                "tests/build/test_busy_machine.py"]
 CHECK_MARKERS = "not book and not browser and not pdf"
@@ -538,7 +539,7 @@ import json, os, platform, sys
 os.environ["D2LMINI_OFFLINE"] = "1"  # look, never download
 import torch, matplotlib
 import d2lmini as d2l
-from d2lmini import datahub
+from d2lmini import book, datahub
 from d2lmini.book import cache
 print("venv python:", platform.python_version(), "| torch", torch.__version__,
       "| numpy", __import__("numpy").__version__, "| matplotlib", matplotlib.__version__)
@@ -597,6 +598,8 @@ COMMANDS = {
     "clean": "remove _build (the executed-notebook cache too)",
     "check": "ruff, the library tests and the source checks (quick; no book build)",
     "doctor": "print what a bug report needs: Python, torch, device, fonts, TeX, Chromium, data",
+    "chapter": "a new chapter in both editions with every part the checks ask of one "
+               "(make chapter NAME=... TITLE=... TITLE_ZH=...; tools/authoring/new_chapter.py)",
     "system": "install the system packages the tests need (as root, apt-get) or list them",
 }
 
@@ -641,6 +644,7 @@ def main(argv):
                   "pdf": ["-m", "tools.build.build_pdf"],
                   "assign": ["-m", "tools.classroom.assign"],
                   "export": ["-m", "tools.classroom.export_notebooks"],
+                  "chapter": ["-m", "tools.authoring.new_chapter"],
                   "bench": ["bench/run.py"]}[command]
         return run_in_venv(script + args, env=env)
     except SetupError as e:

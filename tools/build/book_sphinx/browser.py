@@ -322,9 +322,13 @@ def always_reread(app, env, added, changed, removed) -> list[str]:
     return [page for page in app.config.book_browser_pages if page in env.found_docs]
 
 
+#: The pages whose NumPy cells run in the browser (the chapters that need only NumPy, SciPy and
+#: Matplotlib); the tests read this list too.
+BROWSER_PAGES = ("mha-numpy", "embeddings-positional-encoding")
+
+
 def setup(app):
-    app.add_config_value("book_browser_pages", ["mha-numpy", "embeddings-positional-encoding"],
-                         "html")
+    app.add_config_value("book_browser_pages", list(BROWSER_PAGES), "html")
     app.connect("env-get-outdated", always_reread)
     app.connect("doctree-resolved", write_cells)
     # after sphinx-book-theme has added its launch buttons (priority 500)
