@@ -1,7 +1,7 @@
 """text8, the corpus of word2vec: the first 10^8 bytes of English Wikipedia, cleaned to lowercase
 letters and spaces. Found like every data set (:mod:`d2lmini.datahub`); offline, a text8-style
 corpus is built from the small Wikipedia sample that gensim ships inside its wheel (gensim is an
-optional dependency: ``pip install "d2lmini[text8]"``; the book installs it).
+optional dependency: ``pip install "d2lmini[chapters]"``; the book installs it).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def _gensim_sample_text() -> str:
     except ImportError as e:
         raise ImportError(
             "text8 is not available (no local copy, nothing cached, no download) and its offline "
-            "replacement needs gensim: pip install 'd2lmini[text8]' (or pip install gensim)"
+            "replacement needs gensim: pip install 'd2lmini[chapters]' (or pip install gensim)"
         ) from e
     pieces = []
     with bz2.open(datapath(_GENSIM_WIKI), "rb") as f:

@@ -203,5 +203,6 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"wrote {args.out}")
     return summary
 
+
 if __name__ == "__main__":
     main()

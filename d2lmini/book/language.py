@@ -35,7 +35,7 @@ CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "Source H
              "Noto Sans CJK TC")
 #: Substrings of the file names of such fonts, to find one installed after matplotlib's cache.
 _CJK_FILE_HINTS = ("notosanscjk", "sourcehansans", "wqy", "wenquanyi", "simhei", "msyh", "pingfang")
-#: The pip package that brings Noto Sans CJK (requirements.txt, pyproject.toml).
+#: The pip package that brings Noto Sans CJK (a dependency in pyproject.toml).
 CJK_FONT_PACKAGE = "noto-cjk-sans-otc"
 _cjk_state: dict[str, Any] = {}  # "font": the CJK font put into matplotlib's fallback list
 

@@ -78,11 +78,25 @@ def test_the_lock_pins_every_requirement():
     assert dev.lock_python() is not None, "requirements-lock.txt has no '# python:' header"
     import re
 
-    for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines():
-        line = line.split("#")[0].strip()
-        if line:
-            name = re.split(r"[<>=!~\[; ]", line, maxsplit=1)[0].lower()
-            assert name in locked, f"{name} is in requirements.txt but not in the lock"
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    ranges = project["dependencies"] + [r for extra in project["optional-dependencies"].values()
+                                        for r in extra]
+    assert len(ranges) > 30  # the library and its four extras
+    for requirement in ranges:
+        name = re.split(r"[<>=!~\[; ]", requirement, maxsplit=1)[0].lower()
+        assert name in locked, f"{name} is in pyproject.toml but not in the lock"
+
+
+def test_requirements_txt_installs_every_extra_and_writes_no_range():
+    text = (ROOT / "requirements.txt").read_text(encoding="utf-8")
+    lines = [ln.split("#")[0].strip() for ln in text.splitlines() if ln.split("#")[0].strip()]
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"]
+    assert lines == ["-e .[" + ",".join(extras) + "]"]
 
 
 def test_lock_is_skipped_for_another_python_or_on_request(monkeypatch, capsys):
