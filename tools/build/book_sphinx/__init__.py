@@ -1,5 +1,6 @@
 """Sphinx extensions of the two-edition book, one module per feature (``_config.yml`` lists them
-under ``sphinx.extra_extensions``; ``tools/build/build_book.py`` puts ``tools/`` on ``sys.path``).
+under ``sphinx.extra_extensions`` as ``tools.build.book_sphinx.<name>``; Sphinx runs from the
+repository root, so the package imports without any change to ``sys.path``).
 
 * :mod:`book_sphinx.i18n` — hreflang links, the language switcher, launch buttons that open the
   exported notebook of the page's edition;
