@@ -1,10 +1,10 @@
 """A busy machine: a PyTorch chapter (chapter 4, the shortest) builds, executed from an empty cache,
 on one core while a CPU-bound PyTorch process (bounded in time) runs on that same core.
 
-Before issue 26 the kernels' OpenMP threads spun while waiting: two CPU-bound processes on two
-cores ran five times slower each instead of two, and a chapter hit the 300-s cell limit. The
-build now gives its kernels ``OMP_WAIT_POLICY=PASSIVE`` and a per-cell limit far above what a
-slow machine needs (``tools/build/build_book.py``: ``kernel_env``, ``CELL_TIMEOUT``)."""
+OpenMP threads that spin while they wait make two CPU-bound processes on two cores run five
+times slower each instead of two, enough for a chapter to hit a 300-s cell limit. So the build
+gives its kernels ``OMP_WAIT_POLICY=PASSIVE`` and a per-cell limit far above what a slow machine
+needs (``tools/build/build_book.py``: ``kernel_env``, ``CELL_TIMEOUT``)."""
 from __future__ import annotations
 
 import os

@@ -1,4 +1,4 @@
-"""Outputs keyed by everything that made them (issue 26): the executed-notebook cache folder of
+"""Outputs keyed by everything that made them: the executed-notebook cache folder of
 ``tools/build/build_book.py`` and the trained-weight key of ``d2lmini.book.cache`` change when a
 library function changes, also one that no chapter cell shows, and when the environment
 changes."""

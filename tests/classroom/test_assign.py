@@ -42,7 +42,7 @@ def test_three_graded_exercises_per_chapter(lang, chapter):
     for ex in graded:
         assert ex.gated, f"{ex.label}: tests need a solution with code (solution-start/end)"
         assert ex.checked_names(), f"{ex.label}: the tests read no name the solution defines"
-        # public checks help the student, hidden tests grade (issue 24)
+        # public checks help the student, hidden tests grade
         assert ex.tests and ex.hidden_tests, f"{ex.label}: public checks and hidden tests"
 
 

@@ -1,4 +1,4 @@
-"""Rubrics for manual grading (issue 24): the explanation exercises keep their worked solutions and
+"""Rubrics for manual grading: the explanation exercises keep their worked solutions and
 end them with a short rubric worth 4 points.
 
 Every exercise without autograder tests (no ``exercise-test`` / ``exercise-test-hidden`` cell in its
