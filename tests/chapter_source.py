@@ -159,7 +159,6 @@ def prose(text: str) -> str:
     return myst.without_code_cells(text)
 
 
-_FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})\s*(\{([A-Za-z0-9_-]+)\})?")
 # fenced blocks whose body is not prose (code, math, raw reST/HTML); other directives (figure,
 # exercise, solution, note, list-table...) keep their body, which the reader sees as text
 _NON_PROSE_BLOCKS = {"code-cell", "math", "eval-rst", "raw", "bibliography", "nb-exec-table"}
@@ -173,6 +172,21 @@ _INLINE_STRIP = [
 ]
 
 
+def _not_prose(text: str, offset: int = 0) -> set[int]:
+    """The lines of ``text`` (numbered from ``offset``) a reader does not read as prose: code and
+    other non-prose fences whole, the fence lines of prose directives and, inside them, the same
+    again (a directive's body is Markdown), display math."""
+    gone = {offset + k for start, end in myst.math_blocks(text) for k in range(start, end)}
+    for fence in myst.fences(text):
+        first, last = offset + fence.start, offset + fence.end
+        if fence.directive is None or fence.directive in _NON_PROSE_BLOCKS:
+            gone.update(range(first, last))
+            continue
+        gone.update({first, last - 1})  # the fences; the option lines go with the rest below
+        gone |= _not_prose(fence.body, first + 1)
+    return gone
+
+
 def plain_prose(text: str) -> str:
     """The text a reader reads, line for line (the result has as many lines as ``text``).
 
@@ -181,67 +195,31 @@ def plain_prose(text: str) -> str:
     ``(name)=``, directive options (``:label: ...``), inline math, inline code, the targets of
     roles (``{ref}`...```, ``{cite}`...```, ``{glue:text}`...```) and link targets. What stays:
     paragraphs, headings, list items, table cells, figure captions, exercise and solution text.
+    The blocks are found by markdown-it-py (:func:`tools.myst.fences`), as myst-parser finds them.
     """
     lines = text.split("\n")
-    out = [""] * len(lines)
-    i = 0
+    start = 0
     if lines and lines[0].strip() == "---":  # YAML header
-        j = 1
-        while j < len(lines) and lines[j].strip() != "---":
-            j += 1
-        i = j + 1
-    in_math = False
-    open_prose: list[str] = []  # fences of the prose directives we are inside
-    while i < len(lines):
-        ln = lines[i]
-        if open_prose and ln.strip() == open_prose[-1]:
-            open_prose.pop()
-            i += 1
-            continue
-        m = _FENCE_RE.match(ln)
-        if m and not in_math:
-            fence, name = m.group(1), m.group(3)
-            if name is None or name in _NON_PROSE_BLOCKS:  # skip to the closing fence
-                j = i + 1
-                while j < len(lines) and lines[j].strip() != fence:
-                    j += 1
-                i = j + 1
-                continue
-            open_prose.append(fence)  # a prose directive: its option lines are skipped below
-            i += 1
-            continue
-        if ln.strip() == "$$" or (ln.strip().startswith("$$") and ln.count("$$") == 1):
-            in_math = not in_math
-            i += 1
-            continue
-        if in_math or re.match(r"^\s*:[A-Za-z-]+:", ln) or LABEL_RE.match(ln):
-            i += 1
+        start = next((j for j in range(1, len(lines)) if lines[j].strip() == "---"),
+                     len(lines) - 1) + 1
+    body = "\n".join([""] * start + lines[start:])
+    gone = set(range(start)) | _not_prose(body)
+    out = []
+    for k, ln in enumerate(lines):
+        if k in gone or re.match(r"^\s*:[A-Za-z-]+:", ln) or LABEL_RE.match(ln):
+            out.append("")
             continue
         for pat in _INLINE_STRIP:
             ln = pat.sub(" ", ln)
-        out[i] = ln
-        i += 1
+        out.append(ln)
     return "\n".join(out)
 
 
 def headings(text: str) -> list[int]:
     """Heading levels in order, ignoring lines inside fenced blocks (code, directives)."""
-    levels = []
-    fence = None
-    for ln in text.splitlines():
-        m = re.match(r"^\s*(`{3,}|~{3,})", ln)
-        if m:
-            tick = m.group(1)
-            if fence is None:
-                fence = tick
-            elif tick.startswith(fence[0]) and len(tick) >= len(fence) and ln.strip() == tick:
-                fence = None
-            continue
-        if fence is None:
-            h = HEADING_RE.match(ln)
-            if h:
-                levels.append(len(h.group(1)))
-    return levels
+    inside = {k for f in myst.fences(text) for k in range(f.start, f.end)}
+    return [len(h.group(1)) for k, ln in enumerate(text.split("\n"))
+            if k not in inside and (h := HEADING_RE.match(ln))]
 
 
 def exercise_labels(text: str) -> list[str]:

@@ -24,13 +24,11 @@ from pathlib import Path
 
 import nbformat
 from tools.bookmeta import ROOT, notebooks
-from tools.myst import CJK_RE, read_notebook
+from tools.myst import CJK_RE, fences, math_blocks, read_notebook
 
 TEST_TAG = "exercise-test"
 HIDDEN_TEST_TAG = "exercise-test-hidden"
 DIRECTIVES = ("exercise", "solution", "solution-start", "solution-end")
-FENCE_RE = re.compile(r"^(?P<fence>`{3,}|~{3,}|:{3,})(?P<info>.*)$")
-DIRECTIVE_RE = re.compile(r"^\{(?P<name>[\w-]+)\}\s*(?P<arg>.*)$")
 OPTION_RE = re.compile(r"^:(?P<key>[\w-]+):\s*(?P<value>.*)$")
 
 WORDS = {
@@ -115,47 +113,33 @@ def read_chapter(path: Path) -> tuple[nbformat.NotebookNode, list[Segment]]:
 
 
 def _markdown_segments(text: str) -> list[Segment]:
+    """A Markdown cell split into its exercise and solution directives (the fences
+    :func:`tools.myst.fences` finds) and the Markdown between them."""
     lines = text.split("\n")
     out: list[Segment] = []
-    buf: list[str] = []
 
-    def flush():
-        if "\n".join(buf).strip():
-            out.append(Segment("md", "\n".join(buf).strip("\n")))
-        buf.clear()
+    def markdown(first: int, last: int) -> None:
+        chunk = "\n".join(lines[first:last])
+        if chunk.strip():
+            out.append(Segment("md", chunk.strip("\n")))
 
-    i = 0
-    while i < len(lines):
-        m = FENCE_RE.match(lines[i])
-        if not m:
-            buf.append(lines[i])
-            i += 1
+    done = 0
+    for fence in fences(text):
+        if fence.directive not in DIRECTIVES:
             continue
-        fence = m.group("fence")
-        j = i + 1
-        while j < len(lines):
-            s = lines[j].strip()
-            if s and set(s) == {fence[0]} and len(s) >= len(fence):
-                break
-            j += 1
-        block = lines[i:j + 1]
-        d = DIRECTIVE_RE.match(m.group("info").strip())
-        if d and d.group("name") in DIRECTIVES:
-            flush()
-            options, body = {}, []
-            for _k, ln in enumerate(block[1:-1] if j < len(lines) else block[1:]):
-                om = OPTION_RE.match(ln)
-                if om and not body:
-                    options[om.group("key")] = om.group("value").strip()
-                else:
-                    body.append(ln)
-            label = options.get("label", "") or d.group("arg").strip()
-            out.append(Segment(d.group("name"), "\n".join(body).strip("\n"), label=label,
-                               options=options))
-        else:
-            buf.extend(block)
-        i = j + 1
-    flush()
+        markdown(done, fence.start)
+        options, body = {}, []
+        for ln in fence.body.rstrip("\n").split("\n"):
+            om = OPTION_RE.match(ln)
+            if om and not body:
+                options[om.group("key")] = om.group("value").strip()
+            else:
+                body.append(ln)
+        label = options.get("label", "") or fence.argument
+        out.append(Segment(fence.directive, "\n".join(body).strip("\n"), label=label,
+                           options=options))
+        done = fence.end
+    markdown(done, len(lines))
     return out
 
 
@@ -253,26 +237,10 @@ def _bindings(stmt: ast.stmt) -> list[tuple[str, str]]:
 def join_cjk_breaks(text: str) -> str:
     """Drop the source's line breaks between two Chinese characters in Markdown prose (Jupyter,
     like a browser, renders them as spaces); code blocks and display math are left alone."""
-    fence, math = None, False
     lines = text.split("\n")
-    keep: list[bool] = []  # may the break after line k be joined?
-    for ln in lines:
-        m = FENCE_RE.match(ln)
-        if fence is None and m:
-            fence = m.group("fence")
-            keep.append(False)
-            continue
-        if fence is not None:
-            s = ln.strip()
-            if s and set(s) == {fence[0]} and len(s) >= len(fence):
-                fence = None
-            keep.append(False)
-            continue
-        if ln.strip() == "$$":
-            math = not math
-            keep.append(False)
-            continue
-        keep.append(not math)
+    blocks = [(f.start, f.end) for f in fences(text)] + math_blocks(text)
+    fixed = {k for start, end in blocks for k in range(start, end)}
+    keep = [k not in fixed for k in range(len(lines))]  # may the break after line k be joined?
     res = lines[0] if lines else ""
     for k in range(1, len(lines)):
         prev, cur = lines[k - 1], lines[k]
