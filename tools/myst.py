@@ -59,16 +59,23 @@ def _parser():
     return MarkdownIt("commonmark").use(colon_fence_plugin).use(dollarmath_plugin)
 
 
+@functools.lru_cache(maxsize=16)
+def _tokens(text: str) -> tuple:
+    """markdown-it-py's block tokens of ``text``, parsed once for :func:`fences` and
+    :func:`math_blocks` (the prose checks and the notebook writer ask for both)."""
+    return tuple(_parser().parse(text))
+
+
 def fences(text: str) -> list[Fence]:
     """The fenced blocks (backticks, tildes or MyST's colons) at the top level of ``text``."""
     return [Fence(tok.info, tok.content, tok.map[0], tok.map[1])
-            for tok in _parser().parse(text)
+            for tok in _tokens(text)
             if tok.type in ("fence", "colon_fence") and tok.level == 0 and tok.map]
 
 
 def math_blocks(text: str) -> list[tuple[int, int]]:
     """The lines ``(start, end)`` of each display-math block (``$$ … $$``) at the top level."""
-    return [(tok.map[0], tok.map[1]) for tok in _parser().parse(text)
+    return [(tok.map[0], tok.map[1]) for tok in _tokens(text)
             if tok.type in ("math_block", "math_block_label") and tok.level == 0 and tok.map]
 
 

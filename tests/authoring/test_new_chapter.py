@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tools.authoring import new_chapter
 from tools.bookmeta import ROOT, TOC, chapter_numbers, toc_files
@@ -25,15 +26,9 @@ NAME = "scaffold-check"
 def test_the_toc_gets_the_chapter_at_the_end_of_the_numbered_part():
     text = TOC.read_text(encoding="utf-8")
     added = new_chapter.add_to_toc(text, NAME)
-    numbers = chapter_numbers(load_yaml_text(added))
+    numbers = chapter_numbers(yaml.safe_load(added))
     assert numbers[NAME] == len(chapter_numbers()) + 1
     assert added.replace(f"      - file: {NAME}\n", "") == text  # one line, comments kept
-
-
-def load_yaml_text(text: str) -> dict:
-    import yaml
-
-    return yaml.safe_load(text)
 
 
 @pytest.mark.parametrize("name, message", [("Bad_Name", "kebab-case"), ("", "kebab-case"),
