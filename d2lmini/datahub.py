@@ -95,8 +95,9 @@ class Dataset:
     checksums, and how its offline stand-in is built.
 
     Attributes:
-        name: the data set (``'fra-eng'``, ``'cmn-eng'``, ``'text8'``).
-        url: the canonical archive (``$D2LMINI_MIRROR`` may host the same file name).
+        name: the data set (``'fra-eng'``, ``'cmn-eng'``, ``'text8'``, ``'tinyshakespeare'``).
+        url: the canonical archive, or the file itself when it is not a zip archive
+            (``$D2LMINI_MIRROR`` may host the same file name).
         sha1: hex SHA-1 of the archive, or ``None`` where no trustworthy checksum is published
             (then the download is accepted unverified and a warning says so).
         file: the file the data set provides, relative to ``$D2LMINI_DATA_DIR`` and found by
@@ -130,6 +131,12 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in [
     # (exactly 100,000,000 bytes of a-z and spaces: d2lmini.text8)
     Dataset("text8", "http://mattmahoney.net/dc/text8.zip", None, "text8/text8", None,
             "d2lmini.text8:gensim_substitute"),
+    # a plain text file, not an archive; the SHA-1 of the file as char-rnn's repository has it
+    Dataset("tinyshakespeare", "https://raw.githubusercontent.com/karpathy/char-rnn/master/"
+            "data/tinyshakespeare/input.txt", "04486597058d11dcc2c556b1d0433891eb639d2e",
+            "tinyshakespeare/input.txt",
+            "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed",
+            "d2lmini.chartext:_offline_tinyshakespeare"),
 ]}
 
 #: ``name -> (url, sha1)``, d2l's form of the registry.
@@ -193,7 +200,7 @@ class DataSource:
     """Where a data set came from.
 
     Attributes:
-        name: the data set (``'fra-eng'``, ``'cmn-eng'``, ``'text8'``).
+        name: the data set (``'fra-eng'``, ``'cmn-eng'``, ``'text8'``, ``'tinyshakespeare'``).
         kind: ``'local'`` (``$D2LMINI_DATA_DIR``), ``'cache'``, ``'download'`` (fetched now)
             or ``'offline'`` (the corpus this project ships or builds without network).
         detail: a short note for the reader: whether the file is the published book's copy,
@@ -348,6 +355,8 @@ def download(name: str, cache_dir: str | os.PathLike | None = None, *, timeout: 
     check_number(timeout, "timeout", above=0)  # seconds
     url, sha1 = DATA_HUB[name]
     cache = get_cache_dir(cache_dir)
+    if not url.endswith(".zip"):  # a plain file lives in <cache>/<name>/, as if extracted
+        cache = cache / name
     fname = cache / url.rsplit("/", 1)[-1]
     if fname.is_file():
         if sha1 is None or _digest(fname) == sha1:
@@ -395,6 +404,8 @@ def download_extract(name: str, folder: str | None = None,
     are rejected.
     """
     fname = download(name, cache_dir)
+    if fname.parent.name == name and fname.suffix != ".zip":  # a plain file: already in place
+        return fname.parent / folder if folder else fname.parent
     target = fname.parent / name
     if not target.is_dir():
         if fname.suffix != ".zip":

@@ -140,7 +140,7 @@ def served_fra(server, monkeypatch):
 # ---------------------------------------------------------------------------------------------
 
 def test_data_hub_registry():
-    assert set(d2l.DATA_HUB) == {"fra-eng", "cmn-eng", "text8"}
+    assert set(d2l.DATA_HUB) == {"fra-eng", "cmn-eng", "text8", "tinyshakespeare"}
     url, sha1 = d2l.DATA_HUB["fra-eng"]
     assert url == d2l.DATA_URL + "fra-eng.zip"
     assert sha1 == "94646ad1522d915e7b0f9296181140edcf86a4f5"
@@ -792,7 +792,7 @@ def test_bucket_sampler_checks_its_arguments():
 # ---------------------------------------------------------------------------------------------
 
 def test_registry_is_the_one_source_of_the_tables():
-    assert list(d2l.DATASETS) == ["fra-eng", "cmn-eng", "text8"]
+    assert list(d2l.DATASETS) == ["fra-eng", "cmn-eng", "text8", "tinyshakespeare"]
     for name, ds in d2l.DATASETS.items():
         assert ds.name == name
         assert d2l.DATA_HUB[name] == (ds.url, ds.sha1)
@@ -838,3 +838,82 @@ def test_offline_corpus_errors(monkeypatch):
     monkeypatch.setitem(d2l.DATASETS, "fra-eng", broken)
     with pytest.raises(TypeError, match="must return an OfflineCorpus"):
         d2l.offline_corpus("fra-eng")
+
+
+# ---------------------------------------------------------------------------------------------
+# Tiny Shakespeare (a plain file, not an archive) and d2lmini.chartext
+# ---------------------------------------------------------------------------------------------
+
+SAMPLE_SHAKESPEARE = "First Citizen:\nBefore we proceed any further, hear me speak.\n"
+
+
+@pytest.fixture
+def served_text(monkeypatch):
+    server = Server()
+    server.files["/input.txt"] = SAMPLE_SHAKESPEARE.encode()
+    monkeypatch.setitem(datahub.DATA_HUB, "tinyshakespeare", (
+        server.url + "/input.txt", hashlib.sha1(SAMPLE_SHAKESPEARE.encode()).hexdigest()))
+    monkeypatch.delenv("D2LMINI_OFFLINE", raising=False)
+    monkeypatch.delenv("D2LMINI_MIRROR", raising=False)
+    monkeypatch.delenv("D2LMINI_DATA_DIR", raising=False)
+    yield server
+    server.close()
+
+
+def test_plain_file_is_downloaded_into_its_folder_and_found_there(served_text, tmp_cache):
+    text, source = d2l.read_tinyshakespeare(return_source=True)
+    assert text == SAMPLE_SHAKESPEARE and source.kind == "download"
+    assert source.path == tmp_cache / "tinyshakespeare" / "input.txt"
+    again = d2l.locate("tinyshakespeare")
+    assert again.kind == "cache" and again.path == source.path
+    assert served_text.requests == ["/input.txt"]  # found in the cache the second time
+    assert d2l.read_tinyshakespeare() == SAMPLE_SHAKESPEARE and served_text.requests == ["/input.txt"]
+
+
+def test_plain_file_with_a_wrong_checksum_is_rejected(served_text, tmp_cache, monkeypatch):
+    monkeypatch.setitem(datahub.DATA_HUB, "tinyshakespeare",
+                        (served_text.url + "/input.txt", "0" * 40))
+    with pytest.raises(d2l.ChecksumError):
+        d2l.read_tinyshakespeare()
+    assert not any((tmp_cache / "tinyshakespeare").glob("input.txt*"))
+
+
+def test_offline_stand_in_is_the_projects_english(no_data_dir, monkeypatch, capsys):
+    monkeypatch.setenv("D2LMINI_OFFLINE", "1")
+    text, source = d2l.read_tinyshakespeare(return_source=True)
+    line = announcements(capsys.readouterr().out)[0]
+    assert line.startswith("[d2lmini] tinyshakespeare: offline corpus shipped with d2lmini")
+    assert "English sentences of this project's offline corpus, not Shakespeare" in line
+    assert source.kind == "offline" and len(text) > 500_000
+    lines = text.splitlines()
+    assert len(lines) == len(set(lines))  # each sentence once
+    english = {pair.split("\t")[0] for pair in d2l.read_data_nmt().splitlines() if pair}
+    assert set(lines) == english
+    assert d2l.read_tinyshakespeare() == text  # the same order every time
+
+
+def test_real_file_from_the_data_directory(real_data):
+    text, source = d2l.read_tinyshakespeare(return_source=True)
+    assert source.kind == "local" and len(text) == 1_115_394
+    assert source.detail == "the copy the published book uses"
+
+
+def test_char_corpus_vocabulary_split_and_round_trip():
+    corpus = d2l.CharCorpus("abcabcabcd", val_fraction=0.2)
+    assert corpus.chars == ["a", "b", "c", "d"] and corpus.vocab_size == 4
+    assert corpus.train.tolist() == [0, 1, 2, 0, 1, 2, 0, 1]
+    assert corpus.val.tolist() == [2, 3]
+    assert corpus.decode(corpus.encode("dab")) == "dab"
+    with pytest.raises(ValueError, match="not in the vocabulary: 'z'"):
+        corpus.encode("az")
+    with pytest.raises(ValueError, match="val_fraction"):
+        d2l.CharCorpus("abc", val_fraction=1.0)
+
+
+def test_random_windows_are_shifted_by_one():
+    ids = torch.arange(100)
+    X, Y = d2l.random_windows(ids, 8, 10, torch.Generator().manual_seed(0))
+    assert X.shape == Y.shape == (8, 10)
+    assert torch.equal(Y, X + 1) and int(Y.max()) <= 99
+    with pytest.raises(ValueError, match="longer than seq_len"):
+        d2l.random_windows(ids[:5], 2, 5)
