@@ -867,7 +867,8 @@ def test_plain_file_is_downloaded_into_its_folder_and_found_there(served_text, t
     again = d2l.locate("tinyshakespeare")
     assert again.kind == "cache" and again.path == source.path
     assert served_text.requests == ["/input.txt"]  # found in the cache the second time
-    assert d2l.read_tinyshakespeare() == SAMPLE_SHAKESPEARE and served_text.requests == ["/input.txt"]
+    assert d2l.read_tinyshakespeare() == SAMPLE_SHAKESPEARE
+    assert served_text.requests == ["/input.txt"]
 
 
 def test_plain_file_with_a_wrong_checksum_is_rejected(served_text, tmp_cache, monkeypatch):
