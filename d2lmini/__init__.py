@@ -11,7 +11,7 @@ bilingual book is :mod:`d2lmini.book`, and argument checks and data tables stay 
 """
 
 from ._version import __version__  # noqa: F401  (one place: d2lmini/_version.py)
-from . import (attention, book, chartext, data, datahub, decode, distributed, metrics,  # noqa: F401
+from . import (ablation, attention, book, chartext, data, datahub, decode, distributed, metrics,  # noqa: F401
                lm, plotting, text8, train, transformer, utils)
 from .attention import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
@@ -24,6 +24,7 @@ from .metrics import *  # noqa: F401,F403
 from .plotting import *  # noqa: F401,F403
 from .distributed import *  # noqa: F401,F403
 from .lm import *  # noqa: F401,F403
+from .ablation import *  # noqa: F401,F403
 from .utils import Timer, set_seed, try_gpu  # noqa: F401
 from .datahub import (DATA_HUB, DATA_URL, DATASETS, ChecksumError, Dataset,  # noqa: F401
                       DataSource, OfflineCorpus, OfflineError, download, download_extract,
@@ -32,7 +33,7 @@ from .datahub import (DATA_HUB, DATA_URL, DATASETS, ChecksumError, Dataset,  # n
 #: The modules by concept, in the order the book introduces them (the API page documents each,
 #: then the modules of :data:`d2lmini.book.MODULES`).
 MODULES = (utils, attention, transformer, datahub, data, text8, train, decode, metrics, plotting,
-           distributed, chartext, lm)
+           distributed, chartext, lm, ablation)
 
 #: Names of the modules that stay in their module, not at the top level.
 _IN_THEIR_MODULE = {"check_int", "check_number", "check_positive_int", "check_non_negative_int",

@@ -25,7 +25,8 @@ from torch import nn
 
 from ..datahub import get_cache_dir
 
-__all__ = ["fingerprint", "library_fingerprint", "train_cache_dir", "load_or_train"]
+__all__ = ["fingerprint", "library_fingerprint", "train_cache_dir", "load_or_train",
+           "load_or_compute"]
 
 _PACKAGE = Path(__file__).resolve().parents[1]  # d2lmini/
 
@@ -123,10 +124,7 @@ def load_or_train(net: nn.Module, key: str, train: Callable[[], Any], *,
     """
     if not isinstance(net, nn.Module):
         raise TypeError(f"net must be a torch.nn.Module; got {type(net).__name__}")
-    if not isinstance(key, str) or not key or not key.replace("-", "").replace("_", "") \
-            .isalnum():
-        raise ValueError(f"key must be a non-empty str of letters, digits, '-' and '_'; "
-                         f"got {key!r}")
+    _check_key(key)
     if not callable(train):
         raise TypeError(f"train must be callable; got {type(train).__name__}")
     path = train_cache_dir(cache_dir) / f"{key}.pt"
@@ -144,6 +142,42 @@ def load_or_train(net: nn.Module, key: str, train: Callable[[], Any], *,
         torch.save({"state_dict": net.state_dict(), "result": stored}, tmp)
         os.replace(tmp, path)  # atomic: a concurrent reader sees the whole file or none
         return stored, False
+
+
+def load_or_compute(key: str, compute: Callable[[], Any], *,
+                    cache_dir: str | os.PathLike | None = None) -> tuple[Any, bool]:
+    """The JSON result saved under ``key``, or ``compute()``'s result, saved (experiments whose
+    outcome is numbers, not weights: many small trainings, say).
+
+    Args:
+        key: as for :func:`load_or_train`.
+        compute: returns a JSON-serialisable value (``inf`` and ``nan`` are kept as JSON's
+            extensions ``Infinity`` and ``NaN``).
+        cache_dir: see :func:`train_cache_dir`.
+
+    Returns:
+        ``(result, cached)``. Two processes asking for the same key at once compute it once.
+    """
+    _check_key(key)
+    if not callable(compute):
+        raise TypeError(f"compute must be callable; got {type(compute).__name__}")
+    path = train_cache_dir(cache_dir) / f"{key}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _only_one_trainer(path):
+        if path.exists():
+            return json.loads(path.read_text(encoding="utf-8")), True
+        result = compute()
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(result), encoding="utf-8")
+        os.replace(tmp, path)
+        return json.loads(path.read_text(encoding="utf-8")), False
+
+
+def _check_key(key: Any) -> None:
+    if not isinstance(key, str) or not key or not key.replace("-", "").replace("_", "") \
+            .isalnum():
+        raise ValueError(f"key must be a non-empty str of letters, digits, '-' and '_'; "
+                         f"got {key!r}")
 
 
 @contextmanager
