@@ -3,7 +3,8 @@ paths, the book build, a profile of training, chapter 6's translator in the page
 test suite.
 
     python bench/run.py [--quick] [--device cpu]
-        [--only train|decode|attention|build|profiling|time_to_bleu|translator|ci|pe_stress]
+        [--only train|decode|attention|build|profiling|time_to_bleu|translator|ci|pe_stress
+               |ablations]
 
 Each benchmark is a module of this package whose docstring says what it measures; it writes
 ``bench/results/<name>.json`` with the machine, that description, the settings, every
@@ -26,7 +27,7 @@ sys.path[0] = str(Path(__file__).resolve().parent.parent)
 import torch  # noqa: E402
 
 BENCHMARKS = ("train", "decode", "attention", "build", "profiling", "time_to_bleu",
-              "translator", "ci", "pe_stress")
+              "translator", "ci", "pe_stress", "ablations")
 DEFAULT = ("train", "decode", "attention")  # the others only when named
 
 

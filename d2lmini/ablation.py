@@ -25,9 +25,29 @@ from .chartext import random_windows
 from .lm import LMConfig, make_adamw, warmup_cosine
 from .utils import check_positive_int
 
-__all__ = ["Recipe", "train_lm", "evaluate_lm", "loss_by_position", "non_embedding_parameters",
-           "make_jobs", "run_job", "run_jobs", "Comparison", "compare", "fit_power_law",
-           "compute_frontier"]
+__all__ = ["ABLATIONS", "Recipe", "train_lm", "evaluate_lm", "loss_by_position",
+           "non_embedding_parameters", "make_jobs", "run_job", "run_jobs", "Comparison",
+           "compare", "fit_power_law", "compute_frontier"]
+
+
+#: The arms of chapter 8's ablations (and of the benchmark ``bench/ablations.py``): each puts one
+#: 2017 choice, or fewer key-value heads, or a change of the recipe, in place of the baseline's.
+ABLATIONS: dict[str, dict[str, dict[str, Any]]] = {
+    "baseline": {},
+    "layernorm": {"config": {"norm": "layernorm"}},
+    "relu": {"config": {"ffn": "relu"}},
+    "gelu": {"config": {"ffn": "gelu"}},
+    "sinusoidal": {"config": {"position": "sinusoidal"}},
+    "learned": {"config": {"position": "learned"}},
+    "nope": {"config": {"position": "none"}},
+    "gqa": {"config": {"num_kv_heads": 2}},
+    "mqa": {"config": {"num_kv_heads": 1}},
+    "post_ln": {"config": {"norm_first": False}},
+    "post_ln_no_warmup": {"config": {"norm_first": False}, "recipe": {"warmup_steps": 0}},
+    "no_warmup": {"recipe": {"warmup_steps": 0}},
+    "tied": {"config": {"tie_output": True}},
+    "adam": {"recipe": {"weight_decay": 0.0}},
+}
 
 
 @dataclass(frozen=True)

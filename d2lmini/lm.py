@@ -19,11 +19,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .transformer import PositionalEncoding
 from .utils import check_bool, check_number, check_positive_int
 
 __all__ = [
     "LMConfig",
     "RMSNorm",
+    "norm_layer",
     "apply_rope",
     "rope_permutation",
     "FeedForward",
@@ -147,6 +149,8 @@ class RMSNorm(nn.Module):
 
     Unlike LayerNorm it subtracts no mean and adds no bias. Input ``(..., d)`` -> same shape;
     the statistics are computed in float32 at least. Equals ``torch.nn.RMSNorm(d, eps)``.
+
+    Taught in :ref:`sec-modern-transformer-rmsnorm`.
     """
 
     def __init__(self, num_features: int, eps: float = 1e-5) -> None:
@@ -161,11 +165,15 @@ class RMSNorm(nn.Module):
         return self.weight * Xf.to(X.dtype)
 
 
-def _norm(config: LMConfig, num_features: int | None = None) -> nn.Module:
-    d = num_features or config.num_hiddens
+def norm_layer(config: LMConfig) -> nn.Module:
+    """The normalisation ``config.norm`` names, over ``num_hiddens`` features: RMSNorm, or
+    LayerNorm (with a bias when ``config.bias``).
+
+    Taught in :ref:`sec-modern-transformer-rmsnorm`.
+    """
     if config.norm == "rmsnorm":
-        return RMSNorm(d, config.norm_eps)
-    return nn.LayerNorm(d, eps=config.norm_eps, bias=config.bias)
+        return RMSNorm(config.num_hiddens, config.norm_eps)
+    return nn.LayerNorm(config.num_hiddens, eps=config.norm_eps, bias=config.bias)
 
 
 def apply_rope(X: torch.Tensor, positions: torch.Tensor, base: float = 10000.0,
@@ -177,13 +185,15 @@ def apply_rope(X: torch.Tensor, positions: torch.Tensor, base: float = 10000.0,
     ``'half'`` rotates ``(x_i, x_(i + d_h/2))`` (the "rotate-half" layout of Llama and GPT-NeoX).
     The two agree up to the feature permutation :func:`rope_permutation`. The angles are
     computed in float64 and the result has the dtype of ``X``.
+
+    Taught in :ref:`sec-modern-transformer-rope`.
     """
     d = X.shape[-1]
     if d % 2:
         raise ValueError(f"RoPE rotates pairs of features: the last dimension must be even; "
                          f"got {d}")
-    if layout not in _CHOICES["rope_layout"]:
-        raise ValueError(f"layout must be one of {_CHOICES['rope_layout']}; got {layout!r}")
+    if layout not in ("interleaved", "half"):
+        raise ValueError(f"layout must be 'interleaved' or 'half'; got {layout!r}")
     if positions.shape != (X.shape[-2],):
         raise ValueError(f"positions must have shape (T,) = ({X.shape[-2]},); got "
                          f"{tuple(positions.shape)}")
@@ -201,7 +211,10 @@ def rope_permutation(d: int) -> torch.Tensor:
     """The feature order ``[0, 2, 4, ..., 1, 3, 5, ...]`` (length ``d``, even) that turns the
     interleaved RoPE layout into the rotate-half one:
     ``apply_rope(x[..., p], pos, layout='half') == apply_rope(x, pos)[..., p]``. Permuting the
-    rows of ``W_q`` and ``W_k`` of every head this way converts a checkpoint between layouts."""
+    rows of ``W_q`` and ``W_k`` of every head this way converts a checkpoint between layouts.
+
+    Taught in :ref:`sec-modern-transformer-rope`.
+    """
     check_positive_int(d, "d")
     if d % 2:
         raise ValueError(f"d must be even; got {d}")
@@ -211,6 +224,8 @@ def rope_permutation(d: int) -> torch.Tensor:
 class FeedForward(nn.Module):
     """The position-wise feed-forward network: ``W_2 act(W_1 x)`` for ReLU and GELU, or
     SwiGLU's ``W_down (SiLU(W_gate x) * W_up x)`` (Shazeer 2020). ``(B, T, d)`` -> ``(B, T, d)``.
+
+    Taught in :ref:`sec-modern-transformer-swiglu`.
     """
 
     def __init__(self, config: LMConfig) -> None:
@@ -237,6 +252,8 @@ class KVCache:
 
     ``keys[l]`` and ``values[l]`` have shape ``(B, h_kv, T_so_far, d_h)``: with grouped-query
     attention the cache holds ``h_kv`` heads, not ``h``, and is ``h / h_kv`` times smaller.
+
+    Taught in :ref:`sec-modern-transformer-gqa`.
     """
 
     def __init__(self, num_layers: int) -> None:
@@ -274,6 +291,8 @@ class CausalSelfAttention(nn.Module):
 
     Each key-value head serves ``h / h_kv`` consecutive query heads; the heads are repeated
     (``repeat_interleave``) before the scaled dot product. ``(B, T, d)`` -> ``(B, T, d)``.
+
+    Taught in :ref:`sec-modern-transformer-gqa`.
     """
 
     def __init__(self, config: LMConfig, layer: int = 0) -> None:
@@ -317,12 +336,15 @@ class CausalSelfAttention(nn.Module):
 class LMBlock(nn.Module):
     """One decoder-only layer: causal self-attention and a feed-forward network, each in a
     residual connection with normalisation before (pre-LN) or after (post-LN) the addition.
-    ``(B, T, d)`` -> ``(B, T, d)``."""
+    ``(B, T, d)`` -> ``(B, T, d)``.
+
+    Taught in :ref:`sec-modern-transformer-model`.
+    """
 
     def __init__(self, config: LMConfig, layer: int = 0) -> None:
         super().__init__()
         self.norm_first = config.norm_first
-        self.norm1, self.norm2 = _norm(config), _norm(config)
+        self.norm1, self.norm2 = norm_layer(config), norm_layer(config)
         self.attention = CausalSelfAttention(config, layer)
         self.ffn = FeedForward(config)
         self.dropout = nn.Dropout(config.dropout)
@@ -342,6 +364,8 @@ class DecoderLM(nn.Module):
 
     ``forward(X, cache=None)``: token ids ``X`` ``(B, T)`` -> logits ``(B, T, V)``; with a
     :class:`KVCache` the tokens continue the cached ones (positions ``cache.length ...``).
+
+    Taught in :ref:`sec-modern-transformer-model`.
     """
 
     def __init__(self, config: LMConfig) -> None:
@@ -352,12 +376,11 @@ class DecoderLM(nn.Module):
         self.pos_embedding = (nn.Embedding(config.max_len, d) if config.position == "learned"
                               else None)
         if config.position == "sinusoidal":
-            from .transformer import PositionalEncoding
             self.register_buffer("P", PositionalEncoding(d, 0.0, config.max_len).P[0],
                                  persistent=False)
         self.dropout = nn.Dropout(config.dropout)
         self.blocks = nn.ModuleList(LMBlock(config, i) for i in range(config.num_layers))
-        self.final_norm = _norm(config) if config.norm_first else None
+        self.final_norm = norm_layer(config) if config.norm_first else None
         self.head = nn.Linear(d, config.vocab_size, bias=False)
         self.apply(self._init_weights)
         for name, p in self.named_parameters():  # projections into the residual stream
@@ -398,7 +421,10 @@ class DecoderLM(nn.Module):
 
 def top_k_filter(logits: torch.Tensor, k: int) -> torch.Tensor:
     """Keep the ``k`` largest logits of each row of ``(..., V)``; the others become ``-inf``
-    (ties at the k-th value are all kept)."""
+    (ties at the k-th value are all kept).
+
+    Taught in :ref:`sec-modern-transformer-generation`.
+    """
     check_positive_int(k, "k")
     k = min(k, logits.shape[-1])
     kth = torch.topk(logits, k, dim=-1).values[..., -1:]
@@ -413,6 +439,8 @@ def top_p_filter(logits: torch.Tensor, p: float) -> torch.Tensor:
     Tokens are taken in order of decreasing probability, ties by increasing index (a stable
     sort), and a token is kept when the mass of the tokens before it is below ``p``; the mass is
     summed in float64. ``p = 1`` keeps every token; the most probable token is always kept.
+
+    Taught in :ref:`sec-modern-transformer-generation`.
     """
     check_number(p, "p", above=0, maximum=1)
     probs = torch.softmax(logits.double(), dim=-1)
@@ -431,6 +459,8 @@ def sample_next(logits: torch.Tensor, *, temperature: float = 1.0, top_k: int | 
     ``temperature=0`` is greedy (the arg-max); otherwise the logits are divided by the
     temperature, filtered by :func:`top_k_filter` and :func:`top_p_filter` (in that order, when
     given), and a token is drawn with ``torch.multinomial`` from ``generator``.
+
+    Taught in :ref:`sec-modern-transformer-generation`.
     """
     check_number(temperature, "temperature", minimum=0)
     if logits.dim() != 2:
@@ -455,6 +485,8 @@ def generate(model: DecoderLM, prompt: torch.Tensor, max_new_tokens: int, *,
     With ``use_cache=True`` the prompt is read once and each new token costs one step of every
     layer (:class:`KVCache`); without it the whole sequence is read again at every step. Both
     give the same tokens. The model is put in eval mode and restored afterwards.
+
+    Taught in :ref:`sec-modern-transformer-generation`.
     """
     check_positive_int(max_new_tokens, "max_new_tokens")
     if prompt.dim() != 2 or prompt.shape[1] == 0:
@@ -478,7 +510,10 @@ def make_adamw(model: nn.Module, lr: float, *, weight_decay: float = 0.1,
                betas: tuple[float, float] = (0.9, 0.95)) -> torch.optim.AdamW:
     """``torch.optim.AdamW`` with decoupled weight decay on the matrices only (linear weights
     and embeddings, ``dim >= 2``), not on gains and biases, as GPT-2 and Llama train.
-    ``weight_decay=0`` is Adam."""
+    ``weight_decay=0`` is Adam.
+
+    Taught in :ref:`sec-modern-transformer-training`.
+    """
     check_number(lr, "lr", above=0)
     check_number(weight_decay, "weight_decay", minimum=0)
     params = [p for p in model.parameters() if p.requires_grad]
@@ -492,7 +527,10 @@ def warmup_cosine(optimizer: torch.optim.Optimizer, warmup_steps: int, total_ste
     """Linear warm-up from ``lr / warmup_steps`` (step 0) to ``lr`` (step ``warmup_steps``), then
     cosine decay to ``min_lr_ratio * lr`` at ``total_steps``: ``torch.optim.lr_scheduler``'s
     ``LinearLR`` then ``CosineAnnealingLR``, joined by ``SequentialLR``. ``warmup_steps=0``
-    is the cosine alone."""
+    is the cosine alone.
+
+    Taught in :ref:`sec-modern-transformer-training`.
+    """
     check_positive_int(total_steps, "total_steps")
     if not 0 <= warmup_steps < total_steps:
         raise ValueError(f"warmup_steps must be in [0, total_steps = {total_steps}); got "
