@@ -239,7 +239,9 @@ def train(args: argparse.Namespace, data: dict, device: torch.device, say, world
 
 def mfu_summary(extras: dict, result, device: torch.device) -> dict:
     """Model-FLOPs utilisation: the FLOPs per target token of a counted step times the target
-    tokens per second of training, over the device's dense bf16 peak (``None`` when unknown)."""
+    tokens per second of training, over the device's dense bf16 peak (``None`` when unknown).
+    The step's FLOPs are the matrix products as executed on one batch, padding included, so
+    batches that pad more count work the model did not need."""
     if "step_flops" not in extras:
         return {}
     per_token = extras["step_flops"] / max(extras["step_target_tokens"], 1)
@@ -302,7 +304,8 @@ def main(argv: list[str] | None = None) -> dict:
         "chrf": chrf.score, "chrf_signature": chrf.signature,
         "averaged_epochs": extras["averaged_epochs"], **mfu_summary(extras, result, device),
         "eval_seconds": eval_seconds,
-        "samples": [{"en": " ".join(s), "fr": [" ".join(t) for t in refs], "pred": " ".join(p)}
+        "samples": [{"en": " ".join(s), "pred": " ".join(p),
+                     "fr": list(dict.fromkeys(" ".join(t) for t in refs))}  # each once
                     for s, refs, p in zip(test_src[:5], test_refs[:5], preds[:5])],
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

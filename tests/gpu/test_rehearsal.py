@@ -32,9 +32,12 @@ def the_pack(shared_data_dir) -> Path:
 
 
 @pytest.fixture(scope="module")
-def venv(tmp_path_factory) -> Path:
-    """The image stand-in, made once for the module (the rehearsal makes it when missing)."""
-    return tmp_path_factory.mktemp("gpu-venv") / "venv"
+def venv(tmp_path_factory):
+    """The image stand-in, made once for the module (the rehearsal makes it when missing) and
+    removed afterwards (a PyTorch install: pytest would keep it with its last runs)."""
+    where = tmp_path_factory.mktemp("gpu-venv") / "venv"
+    yield where
+    shutil.rmtree(where, ignore_errors=True)
 
 
 def test_the_rehearsal_passes_and_writes_every_part(the_pack, venv, tmp_path):

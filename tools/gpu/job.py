@@ -30,8 +30,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 FILES = {"a": "gpu_train_full", "b": "gpu_chapters", "c": "gpu_bench", "d": "gpu_ablation"}
 GOALS = {"bleu": 40.0, "mfu": 0.30}  # the issue's goals for the full-data run
+# the last 3 of the ~14 epochs that 5 minutes allow (the recorded train_full.json): about the
+# last fifth of training, the epoch-sized span nearest chapter 6's 5 snapshots over the last tenth
 FULL_A = ["--max-minutes", "5", "--epochs", "100", "--max-tokens", "8192", "--average-last",
-          "5", "--beam-size", "4", "--mfu"]
+          "3", "--beam-size", "4", "--mfu"]
 TINY_A = ["--tiny", "--max-minutes", "0.1", "--max-tokens", "256", "--average-last", "2",
           "--beam-size", "4", "--mfu"]
 TINY_CHAPTERS = ["mha-numpy"]  # one chapter in each edition
