@@ -45,10 +45,11 @@ import d2lmini as d2l  # noqa: E402
 RESERVED = ["<pad>", "<bos>", "<eos>"]
 TINY = dict(max_examples=2000, epochs=2, num_hiddens=32, ffn_num_hiddens=64, num_heads=2,
             num_layers=2, batch_size=64, num_steps=10, warmup=50)
-# Dense (no sparsity) bf16 tensor-core peak in TFLOP/s. H100/H200 SXM: NVIDIA's H200 datasheet
-# (nvidia.com/en-us/data-center/h200) gives 1,979 TFLOPS "with sparsity", half of it dense; the
-# H100 SXM datasheet gives the same figure (the same Hopper GH100 chip at the same clocks).
-PEAK_BF16_TFLOPS = {"H200": 989.4, "H100": 989.4, "A100": 312.0}
+# Dense (no sparsity) bf16 tensor-core peak in TFLOP/s. H200 SXM: NVIDIA's H200 datasheet
+# (nvidia.com/en-us/data-center/h200, "BF16 Tensor Core 1,979 TFLOPS", footnoted "with
+# sparsity"): dense is half, 989.5; the H100 SXM datasheet gives the same figure (the same GH100
+# chip and clocks). A100: its datasheet's 312 TFLOPS (624 with sparsity).
+PEAK_BF16_TFLOPS = {"H200": 989.5, "H100": 989.5, "A100": 312.0}
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

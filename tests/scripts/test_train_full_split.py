@@ -111,3 +111,21 @@ def test_the_variant_corpus_would_leak_without_normalisation():
     train_src, train_tgt, test_src, test_refs = d2l.split_held_out(source, target, 0.02, seed=0)
     trained = {d2l.normalise_source(s) for s in train_src}
     assert trained & {d2l.normalise_source(s) for s in test_src}
+
+
+def test_the_mfu_uses_the_dense_bf16_peak_of_the_device(monkeypatch):
+    import torch
+
+    train_full = _script()
+    monkeypatch.setattr(train_full, "device_name", lambda device: "NVIDIA H200")
+    peak, source = train_full.peak_tflops(torch.device("cuda"))
+    assert peak == 1979 / 2 and "H200" in source  # the datasheet's 1,979 is with sparsity
+
+    class Result:
+        tokens_per_sec = 1e6
+
+    extras = {"step_flops": 2e12, "step_target_tokens": 10_000}
+    summary = train_full.mfu_summary(extras, Result(), torch.device("cuda"))
+    assert summary["achieved_tflops"] == 2e12 / 10_000 * 1e6 / 1e12
+    assert summary["mfu"] == summary["achieved_tflops"] / peak
+    assert train_full.peak_tflops(torch.device("cpu"))[0] is None
