@@ -144,3 +144,14 @@ def test_the_gitignore_keeps_the_pack_out_of_git():
     ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").split()
     assert ".gpu/" in ignored and ".gpu-rehearse/" in ignored
     assert json.dumps(pack.LIMIT_MIB) == "60"
+
+
+def test_a_wheel_unzips_as_pip_would_place_it(tmp_path):
+    wheel = _wheel(tmp_path, "demo", {"demo/__init__.py": b"x = 1\n",
+                                      "demo-1.0.data/purelib/extra.py": b"y = 2\n",
+                                      "demo-1.0.data/scripts/tool": b"#!/bin/sh\n",
+                                      "demo-1.0.dist-info/METADATA": b"Name: demo\n"})
+    unpack.unzip_wheel(wheel, tmp_path / "site")
+    found = {p.relative_to(tmp_path / "site").as_posix()
+             for p in (tmp_path / "site").rglob("*") if p.is_file()}
+    assert found == {"demo/__init__.py", "extra.py", "demo-1.0.dist-info/METADATA"}

@@ -3,7 +3,8 @@
     python -m tools.gpu.unpack --pack .gpu --work SCRATCH --out OUT
 
 Extracts the pack's wheels and installs them into ``SCRATCH/site`` (``pip install --no-index
---no-deps --target``; the image's own packages stay as they are), decompresses the data into
+--no-deps --target``, or unzipped where the image has no pip; the image's own packages stay as
+they are), decompresses the data into
 ``SCRATCH/data`` and checks their checksums, then imports every module the chapters and the job
 need in a fresh interpreter that sees the image and ``SCRATCH/site``. It writes
 ``OUT/gpu_setup.json`` and fails, naming them, when modules are missing: a wheel that did not
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.util
 import json
 import lzma
 import os
@@ -20,6 +22,7 @@ import subprocess
 import sys
 import tarfile
 import time
+import zipfile
 from pathlib import Path
 
 # the modules the chapters and the job import beyond the image (tools/gpu/pack.py packs them)
@@ -37,10 +40,29 @@ def install(pack: Path, work: Path) -> int:
     with tarfile.open(pack / "wheels.tar.xz", "r:xz") as tar:
         tar.extractall(wheels, filter="data")
     files = sorted(str(p) for p in wheels.glob("*.whl"))
+    if importlib.util.find_spec("pip") is None:  # an image without pip: unzip them
+        for file in files:
+            unzip_wheel(Path(file), work / "site")
+        return len(files)
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps",
                     "--disable-pip-version-check", "--no-compile", "--target",
                     str(work / "site"), *files], check=True)
     return len(files)
+
+
+def unzip_wheel(wheel: Path, site: Path) -> None:
+    """What ``pip install --target`` does with a wheel, for the import path only: its files
+    into ``site``, and those of its ``.data/purelib`` and ``.data/platlib`` folders too."""
+    with zipfile.ZipFile(wheel) as z:
+        for name in z.namelist():
+            parts = name.split("/")
+            if parts[0].endswith(".data"):
+                if len(parts) < 3 or parts[1] not in ("purelib", "platlib"):
+                    continue  # scripts, headers, data files: not needed to import
+                parts = parts[2:]
+            target = site.joinpath(*parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(z.read(name))
 
 
 def unpack_data(pack: Path, work: Path, sums: dict) -> list[str]:
