@@ -14,6 +14,9 @@
   (``python -m tools.corpus.write_offline_corpus``);
 * ``tools.checks`` — source checks with a repair mode: ``sync_save_blocks`` (the ``# @save``
   cells equal the package) and ``zh_prose`` (Chinese line breaks);
+* ``tools.gpu`` — the GPU job: ``pack`` (``make gpu-pack``: ``.gpu/``), ``unpack`` and ``job``
+  (run on the GPU machine by ``.gpu/run.sh``; ``chapter`` executes one notebook), ``rehearse``
+  (``make gpu-rehearse``: the same job on the CPU in a fresh venv);
 * shared by the jobs: ``bookmeta`` (the editions, the table of contents, chapter budgets),
   ``myst`` (reading the chapters' MyST Markdown), ``ci_times`` (where a CI run's time goes).
 

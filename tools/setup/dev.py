@@ -4,6 +4,7 @@
     python3 -m tools.setup.dev book [build_book.py options]   # = make book
     python3 -m tools.setup.dev test [pytest options]           # = make test
     python3 -m tools.setup.dev pdf | assign | export | bench | lock | setup | clean
+    python3 -m tools.setup.dev gpu-pack | gpu-rehearse       # the GPU job (bench/README.md)
 
 Every command first makes sure that ``.venv`` exists and holds what the book needs (created on
 first use; repaired when it is broken; updated when requirements change), then runs in it. No
@@ -459,9 +460,9 @@ def write_lock():
 # the contributor's tier: quick, no book build, no browser, no TeX (`make test` is everything)
 CHECK_TESTS = ["tests/library", "tests/code", "tests/corpus", "tests/chapters", "tests/setup",
                "tests/authoring",
-               "tests/scripts", "tests/build/test_cache_keys.py",
+               "tests/scripts", "tests/gpu", "tests/build/test_cache_keys.py",
                "tests/build/test_busy_machine.py"]
-CHECK_MARKERS = "not book and not browser and not pdf"
+CHECK_MARKERS = "not book and not browser and not pdf and not gpu_rehearsal"
 
 
 def count_ruff_findings(output):
@@ -594,6 +595,10 @@ COMMANDS = {
     "assign": "student notebooks and autograder files per chapter (tools/classroom/assign.py)",
     "export": "export the chapters as notebooks (tools/classroom/export_notebooks.py)",
     "bench": "run the benchmarks (bench/run.py; not part of the tests)",
+    "gpu-pack": "write .gpu/, what the GPU job needs that the GPU machine lacks "
+                "(tools/gpu/pack.py)",
+    "gpu-rehearse": "the GPU job on this CPU from the pack, tiny, in a fresh venv "
+                    "(tools/gpu/rehearse.py)",
     "lock": "write requirements-lock.txt from .venv (after `make test` passed)",
     "clean": "remove _build (the executed-notebook cache too)",
     "check": "ruff, the library tests and the source checks (quick; no book build)",
@@ -606,7 +611,7 @@ COMMANDS = {
 
 def usage():
     return "usage: python3 -m tools.setup.dev COMMAND [ARGS...]\n\n" + "\n".join(
-        "  {:8} {}".format(k, v) for k, v in COMMANDS.items())
+        "  {:12} {}".format(k, v) for k, v in COMMANDS.items())
 
 
 def main(argv):
@@ -645,7 +650,8 @@ def main(argv):
                   "assign": ["-m", "tools.classroom.assign"],
                   "export": ["-m", "tools.classroom.export_notebooks"],
                   "chapter": ["-m", "tools.authoring.new_chapter"],
-                  "bench": ["bench/run.py"]}[command]
+                  "bench": ["bench/run.py"], "gpu-pack": ["-m", "tools.gpu.pack"],
+                  "gpu-rehearse": ["-m", "tools.gpu.rehearse"]}[command]
         return run_in_venv(script + args, env=env)
     except SetupError as e:
         print("\n[dev] " + str(e).replace("\n", "\n[dev] "), file=sys.stderr)
