@@ -4,8 +4,8 @@ on Tiny Shakespeare, with more seeds and more steps than the book's build runs, 
 normalisation-placement and warm-up arms again at twice the depth. Each arm is compared with the
 baseline seed by seed (d2l.compare: mean paired difference of held-out loss, its 95% t-interval,
 and the noise floor of the baseline against itself with other seeds), the verdict chosen by those
-numbers. One thread per training, two trainings at a time. Only when named (--only ablations;
---quick: 2 seeds, 100 steps)."""
+numbers. One thread per training, --processes trainings at a time (default 2). Only when named
+(--only ablations; --quick: 2 seeds, 100 steps; --tiny: 2 seeds, 10 steps)."""
 
 from __future__ import annotations
 
@@ -20,11 +20,11 @@ WIDTH, HEADS, LAYERS, DEEP_LAYERS = 64, 4, 4, 8
 DEEP_ARMS = ("post_ln", "post_ln_no_warmup", "no_warmup")
 
 
-def settings(quick: bool) -> dict:
-    seeds, steps = (2, 100) if quick else (5, 600)
+def settings(quick: bool, tiny: bool = False) -> dict:
+    seeds, steps = (2, 10) if tiny else (2, 100) if quick else (5, 600)
     return {"seeds": seeds, "steps": steps, "width": WIDTH, "heads": HEADS, "layers": LAYERS,
             "deep_layers": DEEP_LAYERS, "batch_size": 16, "seq_len": 64, "lr": 3e-3,
-            "warmup_steps": steps // 10,
+            "warmup_steps": steps // 10, "eval_windows": 8 if tiny else 64,
             "description": f"{seeds} seeds (and {seeds} more for the noise floor), {steps} "
                            f"steps, width {WIDTH}, {LAYERS} layers ({DEEP_LAYERS} for the deep "
                            "arms)",
@@ -39,13 +39,16 @@ def jobs_for(s: dict, vocab_size: int) -> list[dict]:
                         lr=s["lr"], warmup_steps=s["warmup_steps"])
     seeds = list(range(s["seeds"]))
     others = list(range(s["seeds"], 2 * s["seeds"]))
-    lens = [64, 128, 256]
-    jobs = d2l.make_jobs(base, recipe, d2l.ABLATIONS, seeds, eval_lens=lens)
-    jobs += d2l.make_jobs(base, recipe, {"noise": {}}, others, eval_lens=lens)
+    lens, windows = [64, 128, 256], s["eval_windows"]
+    jobs = d2l.make_jobs(base, recipe, d2l.ABLATIONS, seeds, eval_lens=lens,
+                         eval_windows=windows)
+    jobs += d2l.make_jobs(base, recipe, {"noise": {}}, others, eval_lens=lens,
+                          eval_windows=windows)
     deep = base.replace(num_layers=s["deep_layers"])
     deep_arms = {f"{arm}_deep": d2l.ABLATIONS[arm] for arm in ("baseline", *DEEP_ARMS)}
-    jobs += d2l.make_jobs(deep, recipe, deep_arms, seeds, eval_lens=[64])
-    jobs += d2l.make_jobs(deep, recipe, {"noise_deep": {}}, others, eval_lens=[64])
+    jobs += d2l.make_jobs(deep, recipe, deep_arms, seeds, eval_lens=[64], eval_windows=windows)
+    jobs += d2l.make_jobs(deep, recipe, {"noise_deep": {}}, others, eval_lens=[64],
+                          eval_windows=windows)
     return jobs
 
 
@@ -65,12 +68,13 @@ def summarise(results: list[dict]) -> dict:
 
 
 def run(args, device) -> None:
-    s = settings(args.quick)
+    s = settings(args.quick, getattr(args, "tiny", False))
+    s["processes"] = getattr(args, "processes", None) or 2
     text, source = d2l.read_tinyshakespeare(return_source=True)
     corpus = d2l.CharCorpus(text)
     jobs = jobs_for(s, corpus.vocab_size)
     start = time.perf_counter()
-    results = d2l.run_jobs(jobs, corpus.train, corpus.val, processes=2)
+    results = d2l.run_jobs(jobs, corpus.train, corpus.val, processes=s["processes"])
     minutes = (time.perf_counter() - start) / 60
     kept = [{k: r[k] for k in ("arm", "seed", "loss", "loss_at", "train_loss", "ms_per_step",
                                "parameters", "diverged")} for r in results]

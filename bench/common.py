@@ -17,7 +17,9 @@ from typing import Any, Callable
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results"
+#: Where results are written: bench/results, or $D2LMINI_BENCH_RESULTS (the GPU job writes into
+#: its $OUT, and its rehearsal must not overwrite the recorded files).
+RESULTS = Path(os.environ.get("D2LMINI_BENCH_RESULTS") or ROOT / "bench" / "results")
 
 
 def machine_info(device: torch.device) -> dict:

@@ -44,6 +44,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="with --only pe_stress: fresh processes per condition (default 10)")
     p.add_argument("--stress-repeats", type=int,
                    help="with --only pe_stress: checks per process (default 25)")
+    p.add_argument("--processes", type=int, default=2,
+                   help="with --only ablations: trainings at a time, one thread each (default 2)")
+    p.add_argument("--tiny", action="store_true",
+                   help="with --only ablations: 2 seeds of 10 steps, seconds (the GPU rehearsal)")
     args = p.parse_args(argv)
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     for name in args.only or DEFAULT:

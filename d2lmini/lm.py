@@ -478,17 +478,23 @@ def sample_next(logits: torch.Tensor, *, temperature: float = 1.0, top_k: int | 
 @torch.no_grad()
 def generate(model: DecoderLM, prompt: torch.Tensor, max_new_tokens: int, *,
              temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
-             generator: torch.Generator | None = None, use_cache: bool = True) -> torch.Tensor:
+             generator: torch.Generator | None = None, use_cache: bool = True,
+             context: int | None = None) -> torch.Tensor:
     """Continue the token ids ``prompt`` ``(B, T)`` by ``max_new_tokens`` tokens, one at a time
     with :func:`sample_next`; returns ``(B, T + max_new_tokens)``.
 
     With ``use_cache=True`` the prompt is read once and each new token costs one step of every
     layer (:class:`KVCache`); without it the whole sequence is read again at every step. Both
-    give the same tokens. The model is put in eval mode and restored afterwards.
+    give the same tokens. ``context``: the most tokens the model reads (the length it was trained
+    on); once the sequence is longer, each step reads its last ``context`` tokens afresh, a
+    sliding window without the cache (nanoGPT crops the same way). The model is put in eval mode
+    and restored afterwards.
 
     Taught in :ref:`sec-modern-transformer-generation`.
     """
     check_positive_int(max_new_tokens, "max_new_tokens")
+    if context is not None:
+        check_positive_int(context, "context")
     if prompt.dim() != 2 or prompt.shape[1] == 0:
         raise ValueError(f"prompt must be token ids of shape (B, T) with T >= 1; got "
                          f"{tuple(prompt.shape)}")
@@ -497,7 +503,10 @@ def generate(model: DecoderLM, prompt: torch.Tensor, max_new_tokens: int, *,
     cache = model.new_cache() if use_cache else None
     tokens, step_input = prompt, prompt
     for _ in range(max_new_tokens):
-        logits = model(step_input if use_cache else tokens, cache)[:, -1]
+        if context is not None and tokens.shape[1] > context:  # slide: the last `context`
+            logits = model(tokens[:, -context:])[:, -1]
+        else:
+            logits = model(step_input if use_cache else tokens, cache)[:, -1]
         nxt = sample_next(logits, temperature=temperature, top_k=top_k, top_p=top_p,
                           generator=generator)
         tokens = torch.cat((tokens, nxt[:, None]), dim=1)

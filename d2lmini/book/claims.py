@@ -171,7 +171,7 @@ def glue_ratio(name: str, value: float, low: float | None = None,
     ``low > high``.
     """
     if not isinstance(name, str) or not name.replace("_", "").isalnum():
-        raise ValueError(f"name must be a glue name such as 'ch8_attn_growth'; got {name!r}")
+        raise ValueError(f"name must be a glue name such as 'app_attn_growth'; got {name!r}")
     if low is not None and high is not None and low > high:
         raise ValueError(f"low must not exceed high; got low={low}, high={high}")
     value = float(value)

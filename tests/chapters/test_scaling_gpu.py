@@ -23,13 +23,13 @@ FIXTURES = Path(__file__).resolve().parents[1] / "gpu" / "fixtures"
 
 def gpu_cell(lang: str) -> str:
     cells = [c.source for c in read_notebook(BOOK / lang / "scaling.md").cells
-             if c.cell_type == "code" and '"ch8_gpu_state"' in c.source]
+             if c.cell_type == "code" and '"app_gpu_state"' in c.source]
     assert len(cells) == 1
     return cells[0]
 
 
 def run_cell(lang: str, bench: dict, monkeypatch) -> tuple[str, str]:
-    """``(the phrase glued as ch8_gpu_state, what the cell printed)``."""
+    """``(the phrase glued as app_gpu_state, what the cell printed)``."""
     monkeypatch.setenv("D2LMINI_LANG", lang)
     chosen = {}
 
@@ -41,7 +41,7 @@ def run_cell(lang: str, bench: dict, monkeypatch) -> tuple[str, str]:
     printed = io.StringIO()
     with redirect_stdout(printed):
         exec(gpu_cell(lang), {"bench": bench, "book": proxy, "nan": math.nan})
-    return chosen["ch8_gpu_state"], printed.getvalue()
+    return chosen["app_gpu_state"], printed.getvalue()
 
 
 def recorded(**changes) -> dict:

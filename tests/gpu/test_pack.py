@@ -133,11 +133,23 @@ def test_the_one_command_fits_the_device_tool():
     assert "bash .gpu/run.sh" in runbook and len("bash .gpu/run.sh") < 2000
 
 
-def test_part_d_says_why_it_was_skipped(tmp_path):
+def test_part_d_runs_the_ablation_benchmark_into_out(tmp_path, monkeypatch):
+    calls = []
+
+    def fake_run(cmd, limit, env=None):
+        calls.append((cmd, env))
+        out = Path(env["D2LMINI_BENCH_RESULTS"])
+        out.mkdir(parents=True)
+        (out / "ablations.json").write_text(json.dumps({"machine": {}, "comparisons": {}}))
+        return 0, "done", 1.0
+
+    monkeypatch.setattr(job, "run_process", fake_run)
     record = job.part_d({"out": tmp_path, "tiny": True}, 60)
-    if (ROOT / "bench" / "ablation.py").is_file():
-        pytest.skip("bench/ablation.py exists: part d runs it (the rehearsal covers that)")
-    assert record["status"] == "skipped" and "ablation" in record["why"]
+    cmd, env = calls[0]
+    assert cmd[-5:] == ["--device", "cpu", "--processes", str(record["processes"]), "--tiny"]
+    assert env["D2LMINI_BENCH_RESULTS"].startswith(str(tmp_path))  # never bench/results
+    assert record["status"] == "ok" and record["ablations"] == {"comparisons": {}}
+    assert not (tmp_path / "ablations.partial").exists()
 
 
 def test_the_gitignore_keeps_the_pack_out_of_git():

@@ -313,3 +313,19 @@ def test_warmup_cosine_schedule():
     lrs.append(opt.param_groups[0]["lr"])
     cosine = [0.1 + 0.9 * (1 + math.cos(math.pi * j / 10)) / 2 for j in range(11)]
     assert lrs == pytest.approx([0.25, 0.4375, 0.625, 0.8125] + cosine)
+
+
+def test_generate_slides_a_window_of_context_tokens():
+    torch.manual_seed(9)
+    model = tiny(position="learned", max_len=8).build().eval()
+    prompt = torch.randint(0, 50, (2, 3))
+    out = lm.generate(model, prompt, 12, temperature=0, context=8)  # 15 > max_len = 8
+    assert out.shape == (2, 15)
+    for t in range(8, 15):  # every token past the window is the greedy choice given the last 8
+        with torch.no_grad():
+            expected = model(out[:, t - 8:t])[:, -1].argmax(-1)
+        assert torch.equal(out[:, t], expected)
+    same = lm.generate(model, prompt, 5, temperature=0, context=8)  # within the window: cached
+    assert torch.equal(same, out[:, :8])
+    with pytest.raises(ValueError, match="context"):
+        lm.generate(model, prompt, 5, context=0)

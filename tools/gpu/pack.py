@@ -6,8 +6,8 @@
   job import beyond the image (:data:`IMAGE`), re-zipped uncompressed and packed with xz, which
   packs them about a fifth smaller than the wheels' own deflate;
 * ``notebooks/<lang>/<chapter>.ipynb``: both editions exported (``make export``);
-* ``data/<set>/<file>.xz``: the English–French (and English–Chinese) pairs from the data
-  directory (``D2LMINI_DATA_DIR``, else ``../shared/data``);
+* ``data/<set>/<file>.xz``: the English–French (and English–Chinese) pairs and Tiny Shakespeare
+  (chapter 8) from the data directory (``D2LMINI_DATA_DIR``, else ``../shared/data``);
 * ``run.sh``: the one command (``bash .gpu/run.sh``), and ``manifest.json``: every file with
   its size, the wheels, the commit the pack was made from.
 
@@ -56,7 +56,8 @@ NO_DEPS = ["myst-nb", "docutils", "tokenizers", "d2l==0.17.6"]
 LEFT_OUT = {"debugpy": "ipykernel's debugger (5 MiB); the kernel runs without it",
             "jedi": "IPython's tab completion (5 MiB); IPython runs without it",
             "parso": "jedi's parser"}
-DATA = {"fra-eng": ["fra.txt", "_about.txt"], "cmn-eng": ["cmn.txt", "_about.txt"]}
+DATA = {"fra-eng": ["fra.txt", "_about.txt"], "cmn-eng": ["cmn.txt", "_about.txt"],
+        "tinyshakespeare": ["input.txt"]}  # chapter 8 and its ablation benchmark (part d)
 PYTHON = "3.12"  # the image's Python
 PLATFORM = ["--only-binary=:all:", "--implementation", "cp",
             "--platform", "manylinux2014_x86_64", "--platform", "manylinux_2_17_x86_64",
