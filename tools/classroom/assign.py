@@ -7,6 +7,7 @@
     python -m tools.classroom.assign grade mha-numpy --lang en subs/*.ipynb [--csv grades.csv]
     python -m tools.classroom.assign report grades.csv [--lang zh|en] [--html report.html]
     python -m tools.classroom.assign dryrun mha-numpy --lang zh  # a made-up class, in seconds
+    python -m tools.classroom.assign dryrun mha-numpy --hostile  # a class that attacks the grader
 
 ``make`` writes, per edition and chapter, into ``_build/assign/<lang>/<chapter>/``:
 
@@ -211,6 +212,9 @@ def _parser() -> argparse.ArgumentParser:
     pd.add_argument("chapter")
     pd.add_argument("--lang", choices=LANGS, default="en", help="edition and report language")
     pd.add_argument("--out", type=Path, help="also write OUT/grades.csv and OUT/grades.json")
+    pd.add_argument("--hostile", action="store_true", help="grade a hostile class instead "
+                    "(tools/classroom/cases/hostile.yml), as `grade` grades: each notebook in "
+                    "its own sandbox")
     return p
 
 
@@ -245,7 +249,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.cmd == "dryrun":
         return dry_run.main([args.chapter, "--lang", args.lang]
-                            + (["--out", str(args.out)] if args.out else []))
+                            + (["--out", str(args.out)] if args.out else [])
+                            + (["--hostile"] if args.hostile else []))
     try:
         _run(args)
     except AssignError as e:

@@ -26,6 +26,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -202,10 +203,16 @@ def _answers(student: sandbox.Student, names: list[str]) -> tuple[dict, list[str
         if reply.get("missing"):
             continue  # the test's NameError says so
         try:
+            if "value" not in reply:
+                raise ValueError("a reply of the wrong shape")
             values[name] = sandbox.decode(reply["value"], student)
         except Exception as e:
             problems.append(f"{name}: the value cannot be passed to the tests "
                             f"({type(e).__name__}: {e})"[:300])
+            continue
+        if isinstance(values[name], sandbox.Opaque):
+            problems.append(f"{name}: a {values[name].type_name}, which the tests cannot use "
+                            "(numbers, strings, containers, arrays, tensors and functions can)")
     return values, problems
 
 
@@ -265,8 +272,8 @@ def grade_submission(cells: list[str], setup: Setup,
             for g in graded:  # what was graded before the limit keeps its points
                 if g.label not in result.scores:
                     _not_graded_one(result, g, str(e))
-        except (TypeError, AttributeError, KeyError) as e:  # a reply of the wrong shape
-            result.notes.insert(0, f"the notebook's process sent a malformed reply ({e})")
+        except (TypeError, AttributeError, KeyError, ValueError):  # a reply of the wrong shape
+            result.notes.insert(0, "the notebook's process sent a reply of the wrong shape")
             for g in graded:
                 _not_graded_one(result, g, "malformed reply")
     return result
@@ -281,13 +288,16 @@ def _not_graded_one(result: Result, g: Graded, why: str) -> None:
 def grade_class(setup: Setup, submissions: list[Path], chapter: str, lang: str,
                 log: Callable[[str], None] = lambda _: None) -> dict:
     """Every submission, one after the other; the rows and details of ``assign.py grade
-    --csv`` (``{"rows": [...], "details": {...}}``), with ``details["notes"]``: per
-    submission, why something was not graded (a limit, a broken file, tampering)."""
+    --csv`` (``{"rows": [...], "details": {...}}``), with, per submission,
+    ``details["notes"]`` (why something was not graded: a limit, a broken file, tampering;
+    the notebook's first cell errors) and ``details["seconds"]`` (from reading the file to the
+    last test), and the limits and isolation applied."""
     sandbox.become_subreaper()
     graded, limits = setup.graded, setup.limits
     possible = sum(g.possible for g in graded)
-    rows, failures, notes = [], {}, {}
+    rows, failures, notes, seconds = [], {}, {}, {}
     for sub in submissions:
+        start = time.monotonic()
         try:
             cells = sandbox.read_cells(sub, limits)
         except sandbox.SubmissionError as e:
@@ -300,11 +310,12 @@ def grade_class(setup: Setup, submissions: list[Path], chapter: str, lang: str,
         rows.append(row)
         failures[str(sub)] = result.failures
         notes[str(sub)] = result.notes
+        seconds[str(sub)] = round(time.monotonic() - start, 1)
         log(f"{sub}: {row['total']:g} / {possible:g}"
             + (f" ({result.notes[0]})" if result.notes else ""))
     details = {"chapter": chapter, "lang": lang,
                "tests": {g.label: g.cases for g in graded}, "failures": failures,
-               "notes": notes, "limits": limits.__dict__,
+               "notes": notes, "seconds": seconds, "limits": limits.__dict__,
                "isolation": sandbox.isolation()}
     return {"rows": rows, "details": details}
 
@@ -314,10 +325,23 @@ def student_env(lang: str) -> dict[str, str]:
 
 
 def run_class(chapter: str, lang: str, submissions: list[Path], limits: sandbox.Limits,
-              autograder: Path | None = None) -> dict:
+              autograder: Path | None = None, names: list[str] | None = None) -> dict:
     """:func:`grade_class` in a process of its own (the grader's: the chapter's cells and
     the tests run there, not in the caller); ``autograder``: the tests of this zip, else the
-    chapter's own test cells."""
+    chapter's own test cells; ``names``: the submissions' names in the result (default: the
+    paths as given)."""
+    result = _run_class(chapter, lang, submissions, limits, autograder)
+    rename = dict(zip([str(s.resolve()) for s in submissions],
+                      names or [str(s) for s in submissions]))
+    for row in result["rows"]:
+        row["submission"] = rename[row["submission"]]
+    for key in ("failures", "notes", "seconds"):
+        result["details"][key] = {rename[k]: v for k, v in result["details"][key].items()}
+    return result
+
+
+def _run_class(chapter: str, lang: str, submissions: list[Path], limits: sandbox.Limits,
+               autograder: Path | None) -> dict:
     env = dict(os.environ, D2LMINI_LANG=lang, MPLBACKEND="Agg")
     env.setdefault("D2LMINI_OFFLINE", "1")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))

@@ -223,13 +223,18 @@ def _preexec(limits: Limits, net: bool, plan: list[tuple[str, str]], stage: Path
     return setup
 
 
+_SUBREAPER = []  # [True] once this process is a child subreaper
+
+
 def become_subreaper() -> bool:
-    """Linux: orphans of our descendants are re-parented to this process (and killed by
-    :meth:`Student.close`) instead of to init."""
-    if not sys.platform.startswith("linux"):
-        return False
-    libc = _libc()
-    return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    """Linux: orphans of our descendants are re-parented to this process and killed by
+    :meth:`Student.close`, instead of living on under init. Only for a process that grades
+    and does nothing else (:func:`tools.classroom.grading.run_class`'s): ``close`` then kills
+    every child of this process that runs as the sandbox user."""
+    if not _SUBREAPER and sys.platform.startswith("linux") and \
+            _libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0:
+        _SUBREAPER.append(True)
+    return bool(_SUBREAPER)
 
 
 def _orphans(uid: int) -> list[int]:
@@ -267,9 +272,11 @@ def _env(home: Path, extra: dict[str, str]) -> dict[str, str]:
 
 
 def _describe_exit(code: int, limits: Limits) -> str:
-    if code == -signal.SIGXCPU or code == -signal.SIGKILL:
-        return (f"CPU time limit ({limits.cpu_s} s) or memory limit ({limits.memory_mb} MB) "
-                f"reached: the notebook's process was killed")
+    if code == -signal.SIGXCPU:
+        return f"CPU time limit ({limits.cpu_s} s) reached: the notebook's process was stopped"
+    if code == -signal.SIGKILL:
+        return (f"the notebook's process was killed (the CPU time limit, {limits.cpu_s} s, "
+                f"or the memory limit, {limits.memory_mb} MB)")
     if code == -signal.SIGXFSZ:
         return f"file size limit ({limits.file_mb} MB) reached"
     if code in (70, 71):
@@ -390,7 +397,7 @@ class Student:
         with _quiet():
             os.killpg(self.proc.pid, signal.SIGKILL)  # children left in its group
         ids = sandbox_ids()
-        for _ in range(100):  # re-parented orphans (and their children, as they come back)
+        for _ in range(100 if _SUBREAPER else 0):  # re-parented orphans, and theirs
             orphans = _orphans(ids[0] if ids else os.getuid())
             if not orphans:
                 break

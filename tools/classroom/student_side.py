@@ -37,12 +37,13 @@ MAX_DEPTH = 20
 
 
 def _open_channel():
-    """The protocol's input and output, moved off fds 0 and 1, which now point at a log file
-    and /dev/null."""
+    """The protocol's input and output, moved off fds 0 and 1, which now point at /dev/null
+    and a log file in the home folder."""
     fd_in, fd_out = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
-    log = os.open("output.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    log = os.open(os.path.join(os.environ.get("HOME", "."), "output.log"),
+                  os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(log, 1)
     os.dup2(log, 2)
     sys.stdin = open(0, closefd=False)
@@ -67,38 +68,44 @@ def _resolve(dotted: str):
     raise ImportError(dotted)
 
 
-def snapshot(watch: list[str], source: str) -> dict[str, int]:
-    """``{what: id}`` for every name in ``watch`` (``numpy.allclose``, ``builtins.len``) whose
-    module ``source`` (the notebook's code) imports, every builtin, and the ``sys.modules``
-    entries of :data:`MODULES`."""
-    out = {f"builtins.{k}": id(v) for k, v in vars(builtins).items() if not k.startswith("_")}
+def snapshot(watch: list[str], source: str) -> dict[str, object]:
+    """``{what: object}`` for every name in ``watch`` (``numpy.allclose``, ``builtins.len``)
+    whose module ``source`` (the notebook's code) imports, every builtin, and the
+    ``sys.modules`` entries of :data:`MODULES`."""
+    out: dict[str, object] = {f"builtins.{k}": v for k, v in vars(builtins).items()
+                              if not k.startswith("_")}
     for dotted in watch:
         if dotted.split(".")[0] in source or dotted.startswith(("builtins.", "math.")):
             try:
-                out[dotted] = id(_resolve(dotted))
+                out[dotted] = _resolve(dotted)
             except Exception:
                 continue
     for name in MODULES:
-        out[f"sys.modules[{name!r}]"] = id(sys.modules.get(name))
+        out[f"sys.modules[{name!r}]"] = sys.modules.get(name)
     return out
 
 
-def changed(before: dict[str, int]) -> list[str]:
-    """What differs from :func:`snapshot`: ``numpy.allclose``, ``sys.modules['otter']``, ..."""
+def changed(before: dict[str, object]) -> list[str]:
+    """What differs from :func:`snapshot` (``numpy.allclose``, ``sys.modules['otter']``,
+    ...); the builtins are then put back, for this side's own code."""
     out = []
-    for what, ident in before.items():
+    saved = {k[len("builtins."):]: v for k, v in before.items() if k.startswith("builtins.")}
+    current = dict(vars(builtins))
+    vars(builtins).update(saved)
+    out += [f"builtins.{k}" for k, v in saved.items() if current.get(k) is not v]
+    for what, obj in before.items():
         if what.startswith("sys.modules["):
             name = what[len("sys.modules['"):-2]
             now = sys.modules.get(name)
             if (name in sys.modules and type(now) is not type(sys)) or \
-                    (ident != id(None) and id(now) != ident):
+                    (obj is not None and now is not obj):
                 out.append(what)  # a module imported since is no change; one replaced is
-            continue
-        try:
-            if id(_resolve(what)) != ident:
+        elif not what.startswith("builtins."):
+            try:
+                if _resolve(what) is not obj:
+                    out.append(what)
+            except Exception:
                 out.append(what)
-        except Exception:
-            out.append(what)
     return out
 
 
@@ -129,7 +136,10 @@ def run_cells(cells: list[str], ns: dict) -> list[dict]:
             exec(compile(_magic_free(src), f"<cell {k + 1}>", "exec"), ns)
         except BaseException as e:  # SystemExit and KeyboardInterrupt included: next cell
             errors.append({"cell": k + 1, "error": _error(e)})
-        sys.stdout.flush()
+        try:
+            sys.stdout.flush()
+        except OSError:
+            pass
     return errors
 
 
