@@ -29,8 +29,6 @@ import functools
 import json
 import math
 import os
-import pwd
-import resource
 import select
 import shutil
 import signal
@@ -42,6 +40,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools.bookmeta import ROOT
+
+try:  # POSIX only: grading untrusted notebooks needs Linux or macOS
+    import pwd
+    import resource
+except ImportError:  # Windows: Student refuses to start
+    pwd = resource = None
 
 STUDENT_SIDE = Path(__file__).resolve().with_name("student_side.py")
 SANDBOX_USER = "nobody"
@@ -115,11 +119,17 @@ def read_cells(path: Path, limits: Limits) -> list[str]:
 # ---------------------------------------------------------------------------- the process
 @functools.cache
 def sandbox_ids() -> tuple[int, int] | None:
-    """``(uid, gid)`` to run student code as: ``nobody`` when the grader is root, else
-    ``None`` (the grader's own user)."""
-    if not hasattr(os, "getuid") or os.getuid() != 0:
+    """``(uid, gid)`` to run student code as: ``nobody`` when the grader is root (and, where
+    Python lies in a folder other users cannot enter, a private mount namespace can show it to
+    ``nobody``), else ``None``: the grader's own user."""
+    if pwd is None or os.getuid() != 0:
         return None
-    entry = pwd.getpwnam(SANDBOX_USER)
+    try:
+        entry = pwd.getpwnam(SANDBOX_USER)
+    except KeyError:
+        return None
+    if mount_plan(needed_paths(Path(tempfile.gettempdir()))) and not mount_isolation():
+        return None
     return entry.pw_uid, entry.pw_gid
 
 
@@ -136,19 +146,34 @@ def _unshare_network() -> bool:
 @functools.cache
 def network_isolation() -> bool:
     """Whether :func:`_unshare_network` works here (tried once, in a child)."""
+    return _probe(_unshare_network)
+
+
+@functools.cache
+def mount_isolation() -> bool:
+    """Whether a private mount namespace can be made here (tried once, in a child)."""
+    return _probe(lambda: _libc().unshare(CLONE_NEWNS) == 0 and _libc().mount(
+        b"none", b"/", None, MS_REC | MS_PRIVATE, None) == 0)
+
+
+def _probe(step) -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    _libc()
+
+    def child() -> None:
+        if not step():
+            os._exit(1)
     try:
-        return subprocess.run([sys.executable, "-c", "pass"], preexec_fn=_probe_network,
-                              check=False).returncode == 0
+        return subprocess.run(["true"], preexec_fn=child, check=False).returncode == 0
     except (OSError, subprocess.SubprocessError):
         return False
 
 
-def _probe_network() -> None:
-    if not _unshare_network():
-        os._exit(1)
-
-
+@functools.cache
 def _libc():
+    """The C library (looked up once, in the grader: ``find_library`` starts processes, which
+    the child between ``fork`` and ``exec`` must not)."""
     return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 
 
@@ -215,7 +240,11 @@ def _preexec(limits: Limits, net: bool, plan: list[tuple[str, str]], stage: Path
                            (resource.RLIMIT_NOFILE, (limits.open_files,) * 2),
                            (resource.RLIMIT_CORE, (0, 0)),
                            (resource.RLIMIT_NPROC, (limits.processes,) * 2)):
-            resource.setrlimit(res, value)
+            try:
+                resource.setrlimit(res, value)
+            except (ValueError, OSError):  # macOS refuses RLIMIT_AS; the CPU limit must hold
+                if res == resource.RLIMIT_CPU:
+                    os._exit(72)
         if ids is not None:
             os.setgroups([])
             os.setgid(ids[1])
@@ -279,9 +308,10 @@ def _describe_exit(code: int, limits: Limits) -> str:
                 f"or the memory limit, {limits.memory_mb} MB)")
     if code == -signal.SIGXFSZ:
         return f"file size limit ({limits.file_mb} MB) reached"
-    if code in (70, 71):
-        return ("the sandbox could not be set up (" + ("network namespace" if code == 70 else
-                "mount namespace for the folders the sandbox user needs") + ")")
+    if code in (70, 71, 72):
+        what = {70: "network namespace", 71: "mount namespace for the folders the sandbox user "
+                "needs", 72: "CPU time limit"}[code]
+        return f"the sandbox could not be set up ({what})"
     if code < 0:
         return f"the notebook's process was killed by signal {signal.Signals(-code).name}"
     return f"the notebook's process ended (exit status {code}) before it was graded"
@@ -296,9 +326,13 @@ class Student:
 
     def __init__(self, limits: Limits, env: dict[str, str] | None = None,
                  files: dict[str, bytes] | None = None) -> None:
+        if resource is None:
+            raise SubmissionError("grading untrusted notebooks needs Linux or macOS")
         self.limits = limits
-        self.deadline = time.monotonic() + limits.wall_s
         self.net = network_isolation()
+        if sys.platform.startswith("linux"):
+            _libc()  # looked up here, not in the child
+        self.deadline = time.monotonic() + limits.wall_s
         self.root: Path | None = Path(tempfile.mkdtemp(prefix="grade-"))
         work, home = self.root / "work", self.root / "home"
         for d in (work, home, home / "tmp"):
@@ -320,6 +354,7 @@ class Student:
             [sys.executable, "-B", str(STUDENT_SIDE)], cwd=work, env=_env(home, env or {}),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             preexec_fn=_preexec(limits, self.net, plan, stage), start_new_session=True)
+        os.set_blocking(self.proc.stdin.fileno(), False)  # a notebook that stops reading
         self._buffer = b""
         self.ended: str | None = None  # why the process was stopped early
 
@@ -361,12 +396,15 @@ class Student:
             self._wait(fd, write=True)
             try:
                 data = data[os.write(fd, data[:65536]):]
-            except (BrokenPipeError, OSError):
+            except BlockingIOError:
+                continue
+            except OSError:
                 raise LimitReached(self._gone()) from None
 
     def _read_line(self) -> bytes:
         fd, cap = self.proc.stdout.fileno(), self.limits.reply_mb * 2 ** 20
-        while b"\n" not in self._buffer:
+        chunk = self._buffer
+        while b"\n" not in chunk:
             self._wait(fd, write=False)
             chunk = os.read(fd, 1 << 20)
             if not chunk:
