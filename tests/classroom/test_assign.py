@@ -6,9 +6,10 @@ offline.
   worked solutions pass them: tests/build/test_book_build.py builds the book);
 * public checks (``exercise-test``) reach the student's notebook, hidden tests
   (``exercise-test-hidden``) only the autograder, and carry most of the points;
-* the NumPy chapter is graded for real, in both editions, with ``otter run`` and no Docker: its
-  solution notebook gets full marks, the blank student notebook zero, a notebook that hard-codes
-  values to pass the public checks loses the hidden tests' points;
+* the NumPy chapter is graded for real, in both editions, with the autograder's tests and no
+  Docker (each notebook in its own sandbox, tests/classroom/test_hostile.py): its solution
+  notebook gets full marks, the blank student notebook zero, a notebook that hard-codes values
+  to pass the public checks loses the hidden tests' points;
 * ``report`` summarises a grades CSV (and its JSON of failing tests) for the class;
 * for the other chapters (minutes of training on a CPU) the assignment is made and each test
   file runs against a notebook state without the answers and gives no points.
@@ -23,6 +24,7 @@ import nbformat
 import pytest
 
 from tools.classroom import assign
+from tools.classroom import grading
 from tools.classroom import class_report
 from tools.classroom import exercises
 from tools.bookmeta import LANGS, chapters
@@ -145,17 +147,14 @@ def test_mha_numpy_exercises_have_public_and_hidden_tests():
             assert sum(points[len(ex.tests):]) > sum(points[:len(ex.tests)]), ex.label
 
 
-def test_failed_cases_from_otter_output():
-    output = ("q results:\n    q - 1 result:\n        \u2705 Test case passed\n\n"
-              "    q - 2 result:\n        \u274c Test case failed\n        Trying:\n"
-              "            assert f(3) == 9\n        Expecting nothing\n"
-              "        ****************\n        Line 1, in q 1\n        Failed example:\n"
-              "            assert f(3) == 9\n        Exception raised:\n"
-              "            Traceback (most recent call last):\n"
-              "              File \"<doctest q 1[0]>\", line 1, in <module>\n"
-              "            AssertionError\n")
-    assert assign.failed_cases(output) == {"q - 2": "assert f(3) == 9\nAssertionError"}
-    assert assign.failed_cases("q results: All test cases passed!") == {}
+def test_error_summary_of_a_doctest_report():
+    """What the JSON keeps of a failing test: the failing line and the exception's last line
+    (otter's OK-format tests are doctests)."""
+    output = ("Trying:\n    assert f(3) == 9\nExpecting nothing\n****************\n"
+              "Line 1, in q 1\nFailed example:\n    assert f(3) == 9\nException raised:\n"
+              "    Traceback (most recent call last):\n"
+              "      File \"<doctest q 1[0]>\", line 1, in <module>\n    AssertionError\n")
+    assert grading.error_summary(output.splitlines()) == "assert f(3) == 9\nAssertionError"
 
 
 def _synthetic_grades(tmp_path: Path, with_json: bool = True) -> Path:
@@ -304,9 +303,9 @@ def test_numpy_chapter_graded_offline(made_numpy, lang, tmp_path):
     dest = made_numpy / lang / GRADED_FULLY
     zip_path = dest / "autograder" / "autograder.zip"
     solved = assign.grade_one(zip_path, dest / "autograder" / f"{GRADED_FULLY}.ipynb",
-                              tmp_path / "solution")
+                              lang, GRADED_FULLY)
     blank = assign.grade_one(zip_path, dest / "student" / f"{GRADED_FULLY}.ipynb",
-                             tmp_path / "blank")
+                             lang, GRADED_FULLY)
     labels = [ex.label for ex in exercises.graded_exercises(lang, GRADED_FULLY)]
     assert solved["possible"] > 0 and solved["total"] == solved["possible"], solved
     assert set(labels) <= set(solved), solved
@@ -341,7 +340,7 @@ def test_numpy_hard_coded_answers_lose_the_hidden_points(made_numpy, lang, tmp_p
     sub = tmp_path / "submission" / f"{GRADED_FULLY}.ipynb"
     sub.parent.mkdir()
     nbformat.write(nb, sub)
-    scores = assign.grade_one(dest / "autograder" / "autograder.zip", sub, tmp_path / "run")
+    scores = assign.grade_one(dest / "autograder" / "autograder.zip", sub, lang, GRADED_FULLY)
     for ex in graded:
         assert scores[ex.label]["score"] == exercises.PUBLIC_POINTS, (ex.label, scores)
         failed = scores["failures"][ex.label]

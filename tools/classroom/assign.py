@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Graded assignments from the chapters' exercises, with otter-grader (no Docker, no network).
+"""Graded assignments from the chapters' exercises, with otter-grader's tests (no Docker).
 
     python -m tools.classroom.assign                           # all graded chapters, both editions
     python -m tools.classroom.assign make mha-numpy --lang en  # one chapter, one edition
@@ -7,42 +7,42 @@
     python -m tools.classroom.assign grade mha-numpy --lang en subs/*.ipynb [--csv grades.csv]
     python -m tools.classroom.assign report grades.csv [--lang zh|en] [--html report.html]
     python -m tools.classroom.assign dryrun mha-numpy --lang zh  # a made-up class, in seconds
+    python -m tools.classroom.assign dryrun mha-numpy --hostile  # a class that attacks the grader
 
 ``make`` writes, per edition and chapter, into ``_build/assign/<lang>/<chapter>/``:
 
 * ``student/<chapter>.ipynb``: the notebook to hand out. The chapter without any solution; each
   graded exercise has an answer cell (the names its tests check, set to ``...``) and a
   ``grader.check("<exercise label>")`` cell that runs its public checks (not its hidden tests);
-* ``autograder/autograder.zip``: what grades a submission (``otter run``), and
-  ``autograder/<chapter>.ipynb``, the same notebook with the worked solutions.
+* ``autograder/autograder.zip``: the tests (otter's format), and ``autograder/<chapter>.ipynb``,
+  the same notebook with the worked solutions; the folder is readable by its owner only.
 
 The exercises' tests are code cells of the chapter's source (hidden on the pages, identical in
 both editions), which the book build runs against the worked solutions: ``exercise-test`` cells
 are public checks, ``exercise-test-hidden`` cells hidden tests that only ``grade`` runs (points:
-``exercises.test_points``). ``grade`` executes each submission in this Python environment (the
-book's requirements plus otter-grader; nothing is downloaded) and prints, or writes as CSV, the
-points of every graded exercise; with ``--csv`` it also writes, next to the CSV, a JSON file with
-each submission's failing tests and their errors. ``report`` summarises both for the class
-(``class_report.py``). Grading executes the whole notebook: seconds for the NumPy chapter,
-minutes on a CPU for the training chapter.
+``exercises.test_points``). ``grade`` treats each submission as untrusted
+(:mod:`tools.classroom.grading`, :mod:`tools.classroom.sandbox`): the notebook runs in a process
+of its own, with time, memory and process limits, a throwaway folder, no network and, when the
+grader is root, as the user ``nobody``; the autograder's tests run in the grader's process on the
+values of the answers, passed as data. It prints, or writes as CSV, the points of every graded
+exercise; with ``--csv`` it also writes, next to the CSV, a JSON file with each submission's
+failing tests and notes (a limit reached, a broken file, tampering). ``report`` summarises both
+for the class (``class_report.py``). Grading executes the whole notebook: seconds for the NumPy
+chapter, minutes on a CPU for the training chapter.
 """
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import zipfile
 from pathlib import Path
 
 import nbformat
 
 from tools.bookmeta import LANGS, ROOT
-from tools.classroom import class_report, dry_run, exercises, export_notebooks
+from tools.classroom import class_report, dry_run, exercises, export_notebooks, grading, sandbox
 
 OUT = ROOT / "_build" / "assign"
 OTTER_REQUIREMENT = ("otter", "otter-grader>=6")
@@ -120,6 +120,7 @@ def make(lang: str, chapter: str, out: Path = OUT, *, repo_url: str | None = Non
         shutil.copytree(dist / "student", dest / "student")
     for which in ("student", "autograder"):
         tidy(dest / which / f"{chapter}.ipynb")
+    (dest / "autograder").chmod(0o700)  # the hidden tests: not for other users (the graded)
     return dest
 
 
@@ -135,115 +136,42 @@ def tidy(path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------- grading
-CASE_RE = re.compile(r"^\s*(?P<name>\S+ - \d+) result:\s*$")
-ERROR_LINES = 3  # lines of a failing test's error kept in the JSON
-
-
-def autograder_cases(autograder_zip: Path) -> dict[str, list[dict]]:
-    """The test cases in an autograder zip: ``{exercise label: [{"name", "hidden", "points"}]}``,
-    named as otter names them in its output (``"<label> - 1"``, ``"<label> - 2"``, ...)."""
-    cases: dict[str, list[dict]] = {}
-    with zipfile.ZipFile(autograder_zip) as zf:
-        for name in sorted(n for n in zf.namelist() if n.startswith("tests/")
-                           and n.endswith(".py")):
-            ns: dict = {}
-            exec(zf.read(name).decode("utf-8"), ns)  # otter's OK-format file: test = {...}
-            test = ns["test"]
-            found = [c for suite in test["suites"] for c in suite["cases"]]
-            cases[test["name"]] = [{"name": f"{test['name']} - {k + 1}",
-                                    "hidden": bool(c.get("hidden")),
-                                    "points": float(c.get("points") or 0)}
-                                   for k, c in enumerate(found)]
-    return cases
-
-
-def failed_cases(output: str) -> dict[str, str]:
-    """``{test case name: first lines of its error}`` for each failing case in otter's output of
-    one question (cases that passed, and questions that passed whole, are left out)."""
-    blocks: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in output.splitlines():
-        m = CASE_RE.match(line)
-        if m:
-            current = blocks.setdefault(m.group("name"), [])
-        elif current is not None:
-            current.append(line)
-    return {name: _error_summary(lines) for name, lines in blocks.items()
-            if any("failed" in ln.lower() or "\u274c" in ln for ln in lines[:2])}
-
-
-def _error_summary(lines: list[str]) -> str:
-    """The first failing example of a doctest report and the last line of its exception."""
-    text = [ln.strip() for ln in lines]
-    example, error = "", ""
-    for k, ln in enumerate(text):
-        if ln == "Failed example:" and k + 1 < len(text) and not example:
-            example = text[k + 1]
-        if ln == "Exception raised:" and not error:
-            rest = [t for t in text[k + 1:] if t]
-            stop = next((j for j, t in enumerate(rest) if t.startswith(("Trying:", "*****"))),
-                        len(rest))
-            error = rest[stop - 1] if stop else ""
-    found = [t for t in (example, error) if t] or [t for t in text if t][1:1 + ERROR_LINES]
-    return "\n".join(found[:ERROR_LINES])
-
-
-def grade_one(autograder_zip: Path, submission: Path, workdir: Path) -> dict:
-    """Run otter's autograder on one submission, here (no Docker); return otter's results:
-    ``{exercise label: {"score": s, "possible": p}}`` plus ``"total"``, ``"possible"`` and
-    ``"failures"``: ``{exercise label: {test case name: first lines of its error}}``."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ)
-    env.setdefault("D2LMINI_OFFLINE", "1")
-    env.pop("MPLBACKEND", None)
-    cmd = [*otter_command(), "run", "--no-logo", "-a", str(autograder_zip.resolve()),
-           "-o", str(workdir.resolve()), str(submission.resolve())]
-    proc = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, check=False)
-    results = workdir / "results.json"
-    if proc.returncode != 0 or not results.exists():
-        raise AssignError(f"{submission}: otter run failed:\n{proc.stdout[-3000:]}\n"
-                          f"{proc.stderr[-3000:]}")
-    data = json.loads(results.read_text(encoding="utf-8"))
-    scores: dict = {}
-    failures: dict[str, dict[str, str]] = {}
-    for t in data.get("tests", []):
-        if not t.get("max_score"):  # otter's summary of the public tests, worth nothing
-            continue
-        scores[t["name"]] = {"score": float(t.get("score", 0)),
-                             "possible": float(t.get("max_score", 0))}
-        failed = failed_cases(t.get("output", ""))
-        if failed or scores[t["name"]]["score"] < scores[t["name"]]["possible"]:
-            failures[t["name"]] = failed
-    scores["total"] = sum(v["score"] for v in scores.values())
-    scores["possible"] = sum(v["possible"] for k, v in scores.items() if isinstance(v, dict))
-    scores["failures"] = failures
+def grade_one(autograder_zip: Path, submission: Path, lang: str, chapter: str,
+              limits: sandbox.Limits | None = None) -> dict:
+    """Grade one submission (:func:`grade`, without files): ``{exercise label: {"score": s,
+    "possible": p}}`` plus ``"total"``, ``"possible"``, ``"failures"`` (``{exercise label:
+    {test case name: first lines of its error}}``) and ``"notes"`` (why something was not
+    graded)."""
+    result = grading.run_class(chapter, lang, [submission], limits or sandbox.Limits(),
+                               autograder_zip)
+    row, details = result["rows"][0], result["details"]
+    scores: dict = {g: {"score": row[g], "possible": sum(c["points"] for c in cases)}
+                    for g, cases in details["tests"].items()}
+    scores.update(total=row["total"], possible=row["possible"],
+                  failures=details["failures"][row["submission"]],
+                  notes=details["notes"][row["submission"]])
     return scores
 
 
 def grade(lang: str, chapter: str, submissions: list[Path], out: Path = OUT,
-          csv_path: Path | None = None) -> list[dict]:
-    """Grade ``submissions``; with ``csv_path``, write the points (CSV) and, next to it
-    (:func:`details_path`), the failing tests of each submission (JSON)."""
+          csv_path: Path | None = None, limits: sandbox.Limits | None = None) -> list[dict]:
+    """Grade ``submissions``, each apart (:mod:`tools.classroom.grading`); with ``csv_path``,
+    write the points (CSV) and, next to it (:func:`details_path`), the failing tests and the
+    notes of each submission (JSON)."""
     autograder = out / lang / chapter / "autograder" / "autograder.zip"
     if not autograder.exists():
         raise AssignError(f"{autograder}: run `python -m tools.classroom.assign make {chapter} "
                           f"--lang {lang}` first")
-    rows, failures = [], {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for k, sub in enumerate(submissions):
-            scores = grade_one(autograder, sub, Path(tmp) / str(k))
-            failures[str(sub)] = scores.pop("failures")
-            row = {"submission": str(sub), "total": scores.pop("total"),
-                   "possible": scores.pop("possible")}
-            row.update({label: v["score"] for label, v in scores.items()})
-            rows.append(row)
-            log(f"{sub}: {row['total']:g} / {row['possible']:g}")
-    if csv_path is not None and rows:
-        details = {"chapter": chapter, "lang": lang, "tests": autograder_cases(autograder),
-                   "failures": failures}
-        class_report.write_grades(rows, details, csv_path)
-        log(f"grades written to {csv_path}, failing tests to {class_report.details_path(csv_path)}")
-    return rows
+    try:
+        result = grading.run_class(chapter, lang, submissions, limits or sandbox.Limits(),
+                                   autograder)
+    except grading.GradingError as e:
+        raise AssignError(str(e)) from None
+    if csv_path is not None and result["rows"]:
+        class_report.write_grades(result["rows"], result["details"], csv_path)
+        log(f"grades written to {csv_path}, failing tests and notes to "
+            f"{class_report.details_path(csv_path)}")
+    return result["rows"]
 
 
 # ---------------------------------------------------------------------------- command line
@@ -269,6 +197,11 @@ def _parser() -> argparse.ArgumentParser:
     pg.add_argument("--out", type=Path, default=OUT, help="where `make` wrote the autograder")
     pg.add_argument("--csv", type=Path, help="write the points as CSV (and the failing tests "
                     "as JSON next to it)")
+    pg.add_argument("--time-limit", type=int, default=sandbox.Limits.cpu_s,
+                    help="seconds of wall-clock and of CPU time per submission (default: "
+                    "%(default)s)")
+    pg.add_argument("--memory-limit", type=int, default=sandbox.Limits.memory_mb,
+                    help="MB of memory per submission (default: %(default)s)")
     pr = sub.add_parser("report", help="the class's results, from the CSV of `grade`")
     pr.add_argument("csv", type=Path)
     pr.add_argument("--lang", choices=LANGS, default="en", help="language of the report")
@@ -279,6 +212,9 @@ def _parser() -> argparse.ArgumentParser:
     pd.add_argument("chapter")
     pd.add_argument("--lang", choices=LANGS, default="en", help="edition and report language")
     pd.add_argument("--out", type=Path, help="also write OUT/grades.csv and OUT/grades.json")
+    pd.add_argument("--hostile", action="store_true", help="grade a hostile class instead "
+                    "(tools/classroom/cases/hostile.yml), as `grade` grades: each notebook in "
+                    "its own sandbox")
     return p
 
 
@@ -296,7 +232,9 @@ def _run(args: argparse.Namespace) -> None:
                 shown = dest.relative_to(ROOT) if dest.is_relative_to(ROOT) else dest
                 log(f"{lang}/{chapter}: {shown}/{{student,autograder}}")
     elif args.cmd == "grade":
-        grade(args.lang, args.chapter, args.submissions, args.out, args.csv)
+        limits = sandbox.Limits(wall_s=args.time_limit, cpu_s=args.time_limit,
+                                memory_mb=args.memory_limit)
+        grade(args.lang, args.chapter, args.submissions, args.out, args.csv, limits)
     else:
         if not args.csv.exists():
             raise AssignError(f"{args.csv}: no such file (see `assign.py grade --csv`)")
@@ -311,7 +249,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.cmd == "dryrun":
         return dry_run.main([args.chapter, "--lang", args.lang]
-                            + (["--out", str(args.out)] if args.out else []))
+                            + (["--out", str(args.out)] if args.out else [])
+                            + (["--hostile"] if args.hostile else []))
     try:
         _run(args)
     except AssignError as e:

@@ -9,7 +9,8 @@ the instructor's language, and optionally writes as an HTML page:
 * per exercise: the points it is worth, the class's mean, how many got full marks, and the test
   that failed most often;
 * the exercise that most students did not get full marks on, and its most frequent failing test;
-* per student: the points, and what failed (the exercises short of full marks, with the failing
+* per student: the points, and what failed (the notes of the grader first, such as a limit
+  reached, a broken file or tampering; then the exercises short of full marks, with the failing
   tests and their errors).
 
 Standard library only; every text put in the page goes through :func:`html.escape`.
@@ -42,6 +43,7 @@ WORDS = {
         "all_full": "Every submission got full marks.", "per_student": "Per submission",
         "submission": "submission", "failed": "what failed", "nothing": "nothing",
         "hidden": "hidden test", "public": "public check", "none": "-",
+        "note": "note: {text}",
     },
     "zh": {
         "title": "全班成绩报告", "chapter": "章节", "students": "份作业",
@@ -56,6 +58,7 @@ WORDS = {
         "all_full": "所有作业都得了满分。", "per_student": "每份作业",
         "submission": "作业", "failed": "没有通过的内容", "nothing": "无",
         "hidden": "隐藏测试", "public": "公开检查", "none": "-",
+        "note": "说明：{text}",
     },
 }
 
@@ -83,6 +86,8 @@ class StudentResult:
     possible: float
     # (exercise label, points, possible, [(test case, hidden, error)])
     short: list[tuple[str, float, float, list[tuple[str, bool, str]]]]
+    # why something was not graded (a limit reached, a broken file, tampering), from the JSON
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -146,7 +151,8 @@ def build(csv_path: Path, lang: str = "en") -> ClassReport:
                 short.append((label, score, possible[label],
                               [(t, hidden.get(t, False), err) for t, err in failed.items()]))
         students.append(StudentResult(row["submission"], float(row["total"]),
-                                      float(row["possible"]), short))
+                                      float(row["possible"]), short,
+                                      list(details.get("notes", {}).get(row["submission"], []))))
     return ClassReport(details.get("chapter", ""), list(stats.values()), students, hidden,
                        bool(details))
 
@@ -192,7 +198,7 @@ def student_rows(report: ClassReport, lang: str) -> list[list[str]]:
     w = WORDS[lang]
     out = [[w["submission"], w["points"], w["failed"]]]
     for s in report.students:
-        items = []
+        items = [w["note"].format(text=n) for n in s.notes]
         for label, score, possible, tests in s.short:
             items.append(w["short"].format(label=label, score=f"{score:g}",
                                            possible=f"{possible:g}"))

@@ -337,12 +337,96 @@ def run(chapter: str, lang: str, out: Path | None = None) -> dict:
     return result
 
 
+# ---------------------------------------------------------------------------- a hostile class
+HOSTILE = CASES / "hostile.yml"
+# the dry run's limits per submission: an honest made-up notebook takes a few seconds
+DRY_LIMITS = {"wall_s": 15.0, "cpu_s": 6, "memory_mb": 2048, "processes": 64, "file_mb": 16,
+              "notebook_mb": 2}
+
+
+def load_hostile() -> dict[str, dict]:
+    """``tools/classroom/cases/hostile.yml``: per attempt, ``what``, ``expect`` and ``code``
+    (or ``file``: a broken notebook file)."""
+    return yaml.safe_load(HOSTILE.read_text(encoding="utf-8"))
+
+
+def notebook_json(cells: list[str], language: str = "python") -> dict:
+    """A notebook (nbformat 4) of code cells."""
+    kernel = {"name": "python3" if language == "python" else language, "language": language,
+              "display_name": language}
+    return {"nbformat": 4, "nbformat_minor": 5, "metadata": {"kernelspec": kernel},
+            "cells": [{"cell_type": "code", "source": c, "metadata": {}, "execution_count": None,
+                       "outputs": []} for c in cells]}
+
+
+def broken_file(kind: str, cells: list[str], notebook_mb: int) -> bytes:
+    """A broken submission: ``corrupt`` (cut off), ``huge`` (an output larger than the
+    grader accepts), ``wrong-kernel`` (R), ``no-code`` (markdown only)."""
+    if kind == "corrupt":
+        return json.dumps(notebook_json(cells)).encode()[:200]
+    if kind == "huge":
+        nb = notebook_json(cells)
+        nb["cells"][0]["outputs"] = [{"output_type": "stream", "name": "stdout",
+                                      "text": "x" * (notebook_mb + 1) * 2 ** 20}]
+        return json.dumps(nb).encode()
+    if kind == "wrong-kernel":
+        return json.dumps(notebook_json(["x <- 1", "print(x)"], language="R")).encode()
+    if kind == "no-code":
+        nb = notebook_json([])
+        nb["cells"] = [{"cell_type": "markdown", "source": "My answers.", "metadata": {}}]
+        return json.dumps(nb).encode()
+    raise DryRunError(f"hostile.yml: unknown file {kind!r}")
+
+
+def hostile_class(ch: Chapter, cases: dict[str, dict], attempts: dict[str, dict],
+                  honest: list[str] | None = None) -> dict[str, bytes]:
+    """The notebooks of a class: ``honest`` (names of the made-up class of :func:`submissions`,
+    default: the solution and the blank notebook), then each of ``attempts`` (the blank
+    notebook with the attempt's code as its last cell, or a broken file)."""
+    subs = submissions(ch, cases)
+    context = [ch.context[i] for i in context_for(ch, subs)]
+    blank = [subs["blank"][ex.label] for ex in ch.graded]
+    out = {}
+    for k, name in enumerate(honest or ["solution", "blank"]):
+        key = name if honest is None else f"student-{k + 1:02d}-{name}"
+        cells = context + [subs[name][ex.label] for ex in ch.graded]
+        out[key] = json.dumps(notebook_json(cells)).encode()
+    for name, attempt in attempts.items():
+        if "file" in attempt:
+            out[name] = broken_file(attempt["file"], context + blank, DRY_LIMITS["notebook_mb"])
+        else:
+            out[name] = json.dumps(notebook_json(context + blank + [attempt["code"]])).encode()
+    return out
+
+
+def run_hostile(chapter: str, lang: str, attempts: list[str] | None = None,
+                honest: list[str] | None = None) -> dict:
+    """Grade :func:`hostile_class` as ``assign.py grade`` grades (:mod:`tools.classroom.
+    grading`: each notebook in its own sandboxed process, with :data:`DRY_LIMITS`), with the
+    chapter's own tests; ``attempts``: names in ``hostile.yml`` (default: all)."""
+    from tools.classroom import grading, sandbox
+
+    hostile = load_hostile()
+    chosen = {name: hostile[name] for name in (attempts if attempts is not None else hostile)}
+    ch = read(chapter, lang)
+    notebooks = hostile_class(ch, load_cases(chapter), chosen, honest)
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = []
+        for k, data in enumerate(notebooks.values()):
+            paths.append(Path(tmp) / f"{k:02d}.ipynb")
+            paths[-1].write_bytes(data)
+        return grading.run_class(chapter, lang, paths, sandbox.Limits(**DRY_LIMITS),
+                                 names=list(notebooks))
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="Grade a made-up class with a chapter's own tests "
                                 "(tools/classroom/cases/<chapter>.yml) and print the class report.")
     p.add_argument("chapter")
     p.add_argument("--lang", choices=LANGS, default="en")
     p.add_argument("--out", type=Path, help="also write OUT/grades.csv and OUT/grades.json")
+    p.add_argument("--hostile", action="store_true", help="grade the hostile class instead "
+                   "(tools/classroom/cases/hostile.yml), each notebook in its own sandbox")
     p.add_argument("--result", type=Path, help=argparse.SUPPRESS)
     if argv is None:
         argv = sys.argv[1:]
@@ -356,9 +440,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             out = args.out or Path(tmp)
-            run(args.chapter, args.lang, out)
+            if args.hostile:
+                write(run_hostile(args.chapter, args.lang), out / "grades.csv")
+            else:
+                run(args.chapter, args.lang, out)
             print(class_report.report(out / "grades.csv", args.lang))
-    except DryRunError as e:
+    except Exception as e:
+        if type(e).__name__ not in ("DryRunError", "GradingError"):
+            raise
         print(f"[classroom] {e}", file=sys.stderr)
         return 1
     return 0
