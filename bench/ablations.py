@@ -27,9 +27,7 @@ def settings(quick: bool, tiny: bool = False) -> dict:
             "warmup_steps": steps // 10, "eval_windows": 8 if tiny else 64,
             "description": f"{seeds} seeds (and {seeds} more for the noise floor), {steps} "
                            f"steps, width {WIDTH}, {LAYERS} layers ({DEEP_LAYERS} for the deep "
-                           "arms)",
-            "description_zh": f"{seeds} 个种子（噪声下限另用 {seeds} 个），{steps} 步，"
-                              f"宽度 {WIDTH}，{LAYERS} 层（deep 组 {DEEP_LAYERS} 层）"}
+                           "arms)"}
 
 
 def jobs_for(s: dict, vocab_size: int) -> list[dict]:
