@@ -22,8 +22,29 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(os.environ.get("D2LMINI_BENCH_RESULTS") or ROOT / "bench" / "results")
 
 
+def _git_state() -> dict:
+    """The repository's commit and whether tracked files differ from it."""
+    try:
+        git = ["git", "-C", str(ROOT)]
+        commit = subprocess.run(git + ["rev-parse", "HEAD"], capture_output=True,
+                                text=True, timeout=10).stdout.strip() or None
+        dirty = bool(subprocess.run(
+            git + ["status", "--porcelain", "--untracked-files=no"], capture_output=True,
+            text=True, timeout=10).stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        return {"git_commit": None}
+    return {"git_commit": commit, "git_dirty": dirty}
+
+
+#: When the benchmarks started and the code they ran: read once, at the start, so that a record
+#: written an hour later names the commit that was measured, not the one checked out by then.
+STARTED = {"started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+           **_git_state()}
+
+
 def machine_info(device: torch.device) -> dict:
-    """CPU model and cores, torch threads, GPU, versions, UTC date and the git commit."""
+    """CPU model and cores, torch threads, GPU, versions, the UTC date of writing, and when the
+    run started with the git commit it ran (:data:`STARTED`)."""
     cpu = platform.processor() or platform.machine()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -36,16 +57,8 @@ def machine_info(device: torch.device) -> dict:
             "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
             "device": str(device), "torch": torch.__version__,
             "python": platform.python_version(), "platform": platform.platform(),
-            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
-    try:
-        git = ["git", "-C", str(ROOT)]
-        info["git_commit"] = subprocess.run(git + ["rev-parse", "HEAD"], capture_output=True,
-                                            text=True, timeout=10).stdout.strip() or None
-        info["git_dirty"] = bool(subprocess.run(
-            git + ["status", "--porcelain", "--untracked-files=no"], capture_output=True,
-            text=True, timeout=10).stdout.strip())
-    except (OSError, subprocess.SubprocessError):
-        info["git_commit"] = None
+            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            **STARTED}
     return info
 
 

@@ -37,20 +37,32 @@ def record() -> dict:
             "settings": s, **ablations.summarise(runs)}
 
 
-def run(lang: str, recorded: dict | None, monkeypatch) -> str:
+def run(lang: str, recorded: dict | None, monkeypatch, *, shakespeare: bool = True,
+        verdicts: dict | None = None) -> tuple[str, str]:
+    """(what the cell printed, the phrase it chose for ch8_recorded_phrase)."""
     monkeypatch.setenv("D2LMINI_LANG", lang)
     names, cell = cells(lang)
-    proxy = types.SimpleNamespace(label=d2l_book.label,
+    chosen = {}
+
+    def choose(name, condition, if_true, if_false, **values):
+        chosen[name] = if_true if condition else if_false
+        return chosen[name]
+
+    proxy = types.SimpleNamespace(label=d2l_book.label, choose=choose,
                                   recorded_benchmark=lambda name: recorded)
+    comparisons = {arm: types.SimpleNamespace(verdict=v) for arm, v in (verdicts or {
+        arm: "within noise" for arm in d2l.ABLATIONS if arm != "baseline"}).items()}
     printed = io.StringIO()
     with redirect_stdout(printed):
-        exec(names + "\n" + cell, {"book": proxy})
-    return printed.getvalue()
+        exec(names + "\n" + cell, {"book": proxy, "glue": lambda *a, **k: None,
+                                   "shakespeare": shakespeare, "comparisons": comparisons})
+    return printed.getvalue(), chosen["ch8_recorded_phrase"]
 
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_nothing_recorded_is_said(lang, monkeypatch):
-    out = run(lang, None, monkeypatch)
+    out, phrase = run(lang, None, monkeypatch)
+    assert phrase.startswith(("No recorded run", "本书的这个版本没有附带运行记录"))
     assert out.strip() == ("No recorded run of the ablation benchmark is committed with this "
                            "version of the book." if lang == "en" else
                            "本书的这个版本没有附带消融基准测试的运行记录。")
@@ -59,7 +71,13 @@ def test_nothing_recorded_is_said(lang, monkeypatch):
 @pytest.mark.parametrize("lang", LANGS)
 def test_a_record_prints_every_arm_as_recorded(lang, monkeypatch):
     rec = record()
-    out = run(lang, rec, monkeypatch)
+    out, phrase = run(lang, rec, monkeypatch)
+    # the record's verdicts: relu "worse", the others within noise; this build's: all within noise
+    assert ("on 12 of the 13 arms" if lang == "en" else "13 个实验组中有 12 个") in phrase
+    assert "2 seeds, 100 steps" in phrase or "2 个种子，100 步" in phrase
+    _, other_data = run(lang, rec, monkeypatch, shakespeare=False)
+    assert other_data.startswith(("The recorded run trained on Tiny Shakespeare",
+                                  "记录下来的运行是在 Tiny Shakespeare 上训练的"))
     lines = out.strip().splitlines()
     assert "0123456" in lines[0] and "2026-11-29" in lines[0]
     assert ("not this build's run" if lang == "en" else "不是本次构建的运行") in lines[0]
