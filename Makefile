@@ -4,7 +4,7 @@
 #   make test               run the tests (ARGS="-k parity" ...)
 #   make check              ruff, library tests, source checks (quick; for contributors)
 #   make doctor             what a bug report needs (Python, torch, fonts, TeX, data, caches)
-#   make chapter NAME=modern-transformer TITLE="..." TITLE_ZH="..."   a new chapter, both editions
+#   make chapter NAME=mixture-of-experts TITLE="..." TITLE_ZH="..."   a new chapter, both editions
 #   make gpu-pack           write .gpu/: what the GPU job needs that the GPU machine lacks (< 60 MiB)
 #   make gpu-rehearse       that job on this CPU, tiny, from the pack, in a fresh venv (a few min)
 #   make pdf | assign | export | bench | lock | setup | system | clean

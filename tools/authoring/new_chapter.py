@@ -1,8 +1,8 @@
 #!/usr/bin/env python
 """A new chapter in both editions, with every part the book's checks ask of a chapter.
 
-    make chapter NAME=modern-transformer TITLE="The modern Transformer" TITLE_ZH="现代 Transformer"
-    python -m tools.authoring.new_chapter modern-transformer --title "..." --title-zh "..."
+    make chapter NAME=mixture-of-experts TITLE="Mixture of experts" TITLE_ZH="混合专家模型"
+    python -m tools.authoring.new_chapter mixture-of-experts --title "..." --title-zh "..."
 
 Writes ``book/en/<name>.md`` and ``book/zh/<name>.md`` from ``templates/`` (front matter, the
 chapter's label, an import cell, a measured example whose numbers are glued and whose sentence
@@ -35,7 +35,7 @@ class ChapterError(ValueError):
 def check_name(name: str, root: Path = ROOT) -> None:
     """Raise :class:`ChapterError` unless ``name`` is kebab-case and no page has it yet."""
     if not NAME_RE.fullmatch(name or ""):
-        raise ChapterError(f"the name must be kebab-case, like modern-transformer; got {name!r}")
+        raise ChapterError(f"the name must be kebab-case, like mixture-of-experts; got {name!r}")
     if name in toc_files(root / TOC.name):
         raise ChapterError(f"{name!r} is already in _toc.yml")
     taken = [p for p in (root / "book" / lang / f"{name}.md" for lang in LANGS) if p.exists()]
@@ -88,7 +88,7 @@ def create(name: str, title_en: str, title_zh: str, root: Path = ROOT) -> list[P
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("name", help="the chapter's file name, kebab-case (modern-transformer)")
+    p.add_argument("name", help="the chapter's file name, kebab-case (mixture-of-experts)")
     p.add_argument("--title", default=None, help="the English title (default: from the name)")
     p.add_argument("--title-zh", default=None, help="the Chinese title (default: the English)")
     args = p.parse_args(argv)
