@@ -116,5 +116,6 @@ def write(module: Any, payload: dict, device: torch.device) -> Path:
     record = {"machine": machine_info(device), "benchmark": name,
               "what": " ".join(module.__doc__.split()), **payload}
     path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {path.relative_to(ROOT)}", flush=True)
+    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path  # $D2LMINI_BENCH_RESULTS
+    print(f"wrote {shown}", flush=True)
     return path

@@ -9,6 +9,7 @@ it runs beside the other tests once the nothing-at-all build is done (``built_bo
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -53,7 +54,6 @@ def test_published_build_read_the_real_pairs(published, lang):
 def _cache_folders() -> dict[str, Path]:
     """The jupyter cache folders of this code: {"offline": ..., "published": ...} by the kinds of
     data in their KEY.json."""
-    import json
 
     from tools.build import build_book
 
@@ -70,8 +70,9 @@ def _cache_folders() -> dict[str, Path]:
 def test_a_chapter_reading_no_real_data_is_executed_once(published, lang):
     """The published build takes from the nothing-at-all build each chapter that read no data
     set the two have differently (build_book.share_executions): the same executed notebook, with
-    the same execution time. The chapters that read the translation pairs (their kernels recorded
-    it) are executed with the real ones."""
+    the same execution time. The chapters that read a data set the two builds have differently
+    (their kernels recorded it: the translation pairs, Tiny Shakespeare) are executed with the
+    real ones."""
     from jupyter_cache import get_cache
 
     from tools.build import build_book
@@ -83,6 +84,11 @@ def test_a_chapter_reading_no_real_data_is_executed_once(published, lang):
         records[which] = {Path(r.uri).stem: r for r in get_cache(str(folder / lang))
                           .list_cache_records()}
     reads = build_book._cell_reads(folders["offline"] / lang / "cell-times.jsonl")
+    data = {which: json.loads((folder / "KEY.json").read_text(encoding="utf-8"))["data"]
+            for which, folder in folders.items()}
+    differ = {name for name, kind in data["published"].items()
+              if kind != data["offline"].get(name)}
+    assert {"fra-eng", "cmn-eng", "tinyshakespeare"} <= differ, data
     from tools.build.book_sphinx.timing import cell_digest
 
     shared, own = [], []
@@ -93,8 +99,9 @@ def test_a_chapter_reading_no_real_data_is_executed_once(published, lang):
         nb = get_cache(str(folders["published"] / lang)).get_cache_bundle(record.pk).nb
         read = set().union(*[reads.get(cell_digest(c.source)) or set() for c in nb.cells
                              if c.cell_type == "code" and c.source.strip()])
-        pairs = read & {"fra-eng", "cmn-eng"}
+        pairs = read & differ
         (own if pairs else shared).append(page)
         assert same != bool(pairs), (f"{lang}/{page} read {sorted(read)} and was "
                                      f"{'shared' if same else 'executed again'}")
     assert "mha-numpy" in shared and "training-translation" in own, (shared, own)
+    assert "modern-transformer" in own, (shared, own)
