@@ -26,7 +26,7 @@ import torch
 from torch import nn
 
 __all__ = ["import_d2l", "DecoderBlock", "TransformerDecoder", "d2l_transformer",
-           "stubbed_modules"]
+           "predict_seq2seq_positions_fixed", "check_positions_fixed", "stubbed_modules"]
 
 #: names of the modules replaced by stand-ins (filled by :func:`import_d2l`)
 stubbed_modules: list[str] = []
@@ -180,3 +180,66 @@ def d2l_transformer(src_vocab_size: int, tgt_vocab_size: int, num_hiddens: int,
         tgt_vocab_size, key_size, query_size, value_size, num_hiddens, norm_shape,
         ffn_num_input, ffn_num_hiddens, num_heads, num_layers, dropout)
     return d2l.EncoderDecoder(encoder, decoder)
+
+
+class _PositionsFrom(nn.Module):
+    """d2l's positional encoding, continued across calls: the ``T`` inputs of a call receive the
+    encodings of positions ``start .. start + T - 1``, and ``start`` moves on by ``T`` (d2l's
+    own adds those of ``0 .. T - 1`` on every call)."""
+
+    def __init__(self, pos_encoding: nn.Module) -> None:
+        super().__init__()
+        self.pos_encoding, self.start = pos_encoding, 0
+
+    def forward(self, X):
+        P = self.pos_encoding.P[:, self.start:self.start + X.shape[1], :].to(X.device)
+        self.start += X.shape[1]
+        return self.pos_encoding.dropout(X + P)
+
+
+def predict_seq2seq_positions_fixed(net, src_sentence, src_vocab, tgt_vocab, num_steps, device):
+    """d2l 0.17.6's own ``predict_seq2seq``, run with one change: the decoder's positional
+    encoding gives the t-th generated token the encoding of position t (d2l's gives every
+    token, decoded alone, that of position 0). Same arguments and result."""
+    original = net.decoder.pos_encoding
+    net.decoder.pos_encoding = _PositionsFrom(original)
+    try:
+        return d2l.predict_seq2seq(net, src_sentence, src_vocab, tgt_vocab, num_steps, device)
+    finally:
+        net.decoder.pos_encoding = original
+
+
+def check_positions_fixed(seed: int = 0) -> float:
+    """Raise unless one-token-at-a-time decoding with the positions fixed gives the logits of the
+    all-at-once causal pass (training's), while d2l's own one-at-a-time decoding does not;
+    return the largest difference of the fixed path."""
+    torch.manual_seed(seed)
+    net = d2l_transformer(20, 20, 16, 32, 2, 2, 0.0)
+    src = torch.randint(3, 20, (1, 6))
+    tgt = torch.randint(3, 20, (1, 5))
+    valid = torch.tensor([6])
+    with torch.no_grad():
+        net.train()  # d2l's decoder applies the causal mask in training mode only (dropout is 0)
+        enc = net.encoder(src, valid)
+        full, _ = net.decoder(tgt, net.decoder.init_state(enc, valid))
+        net.eval()
+
+        def one_at_a_time(fixed: bool) -> torch.Tensor:
+            original = net.decoder.pos_encoding
+            if fixed:
+                net.decoder.pos_encoding = _PositionsFrom(original)
+            try:
+                state, out = net.decoder.init_state(enc, valid), []
+                for t in range(tgt.shape[1]):
+                    y, state = net.decoder(tgt[:, t:t + 1], state)
+                    out.append(y)
+                return torch.cat(out, 1)
+            finally:
+                net.decoder.pos_encoding = original
+
+        fixed = (one_at_a_time(True) - full).abs().max().item()
+        shipped = (one_at_a_time(False) - full).abs().max().item()
+    if not (fixed < 1e-4 < shipped):
+        raise AssertionError(f"positions fixed: {fixed:.2e} (want < 1e-4); d2l as shipped: "
+                             f"{shipped:.2e} (want > 1e-4)")
+    return fixed

@@ -33,6 +33,7 @@ import dataclasses
 import json
 import logging
 import platform
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -60,6 +61,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--max-examples", type=int, default=None,
                    help="use the first N pairs of fra.txt (the shortest; default all)")
     p.add_argument("--tiny", action="store_true", help="smoke configuration (CPU, seconds)")
+    p.add_argument("--audit", type=Path, default=None, metavar="RECORD",
+                   help="train nothing: re-create the split of a recorded run from the data and "
+                        "write into RECORD how many of its held-out sentences chapter 6's "
+                        "standard would not accept")
     p.add_argument("--out", type=Path, default=Path("results.json"))
     p.add_argument("--checkpoint", type=Path, default=None,
                    help="checkpoint file, written every epoch; the run resumes from it")
@@ -126,6 +131,53 @@ def held_out_split(source: list, target: list, test_fraction: float = 0.02,
     return split.train_source, split.train_target, split.test_source, split.test_references
 
 
+OLD_SPLIT = "d2lmini.split_held_out(test_fraction=0.02, seed=0)"  # runs recorded before the fix
+
+
+def audit_held_out(train_src: list, train_tgt: list, test_src: list, test_refs: list) -> dict:
+    """How many held-out sentences chapter 6's standard would not accept: trained on in another
+    form (the same :func:`d2lmini.normalise_source` key as a training source), or with a
+    reference that is verbatim a training target; ``either`` counts each sentence once."""
+    trained = {d2l.normalise_source(s) for s in train_src}
+    targets = {tuple(t) for t in train_tgt}
+    other_form = [d2l.normalise_source(s) in trained for s in test_src]
+    seen = [any(tuple(r) in targets for r in refs) for refs in test_refs]
+    return {"test_sentences": len(test_src), "trained_in_another_form": sum(other_form),
+            "reference_is_a_training_target": sum(seen),
+            "either": sum(a or b for a, b in zip(other_form, seen))}
+
+
+def git_commit() -> str | None:
+    """The repository's HEAD, or None outside a git checkout."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parent,
+                             capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def audit_record(path: Path) -> dict:
+    """Re-create the split a recorded run used (its ``split`` field: :data:`SPLIT` or
+    :data:`OLD_SPLIT`) from the same data, and write :func:`audit_held_out`'s counts into the
+    record as ``held_out_audit``."""
+    record = json.loads(path.read_text(encoding="utf-8"))
+    source, target, data_source = load_pairs(record["config"].get("max_examples"))
+    if record["split"] == SPLIT:
+        split = held_out_split(source, target)
+    elif record["split"] == OLD_SPLIT:
+        split = d2l.split_held_out(source, target, 0.02, seed=0)
+    else:
+        raise ValueError(f"{path}: unknown split {record['split']!r}")
+    audit = audit_held_out(*split)
+    if audit["test_sentences"] != record["num_test"]:
+        raise ValueError(f"{path}: the re-created split holds out {audit['test_sentences']} "
+                         f"sentences, the record {record['num_test']} (other data?)")
+    record["held_out_audit"] = dict(audit, data_source=str(data_source), audited_at=git_commit())
+    path.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return record["held_out_audit"]
+
+
 def device_name(device: torch.device) -> str:
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
@@ -139,6 +191,7 @@ def prepare_data(args: argparse.Namespace, say, world_size: int, device: torch.d
     source, target, data_source = load_pairs(args.max_examples)
     say(f"[d2lmini] {data_source}", flush=True)
     train_src, train_tgt, test_src, test_refs = held_out_split(source, target)
+    audit = audit_held_out(train_src, train_tgt, test_src, test_refs)
     keep = [i for i, (s, t) in enumerate(zip(train_src, train_tgt))
             if len(s) < args.num_steps and len(t) < args.num_steps]  # + <eos> fits
     train_src, train_tgt = [train_src[i] for i in keep], [train_tgt[i] for i in keep]
@@ -153,7 +206,7 @@ def prepare_data(args: argparse.Namespace, say, world_size: int, device: torch.d
         f"{device_name(device)}", flush=True)
     return dict(train_src=train_src, test_src=test_src, test_refs=test_refs,
                 src_vocab=src_vocab, tgt_vocab=tgt_vocab, arrays=arrays,
-                data_source=data_source, num_pairs=len(source))
+                data_source=data_source, num_pairs=len(source), audit=audit)
 
 
 def peak_tflops(device: torch.device) -> tuple[float | None, str]:
@@ -271,6 +324,13 @@ def evaluate(args: argparse.Namespace, net, data: dict, device: torch.device, am
 
 def main(argv: list[str] | None = None) -> dict:
     args = parse_args(argv)
+    if args.audit is not None:
+        audit = audit_record(args.audit)
+        print(f"{args.audit}: {audit['either']} of {audit['test_sentences']} held-out sentences "
+              f"fail chapter 6's standard ({audit['trained_in_another_form']} trained on in "
+              f"another form, {audit['reference_is_a_training_target']} with a reference that "
+              f"is a training target)")
+        return audit
     rank, world_size, device = d2l.setup_distributed()
     say = print if rank == 0 else (lambda *a, **k: None)
     torch.set_float32_matmul_precision("high")
@@ -298,7 +358,7 @@ def main(argv: list[str] | None = None) -> dict:
         "config": config, "data_source": data["data_source"],
         "num_train": len(data["train_src"]),
         "num_test": len(test_src), "num_test_references": sum(map(len, test_refs)),
-        "split": SPLIT,
+        "split": SPLIT, "held_out_audit": data["audit"], "git_commit": git_commit(),
         "epochs": len(result.losses), "losses": result.losses,
         "seconds": result.seconds, "tokens_per_sec": result.tokens_per_sec,
         "bleu": bleu.score, "bleu_signature": bleu.signature, "bleu_examples": n_eval,
