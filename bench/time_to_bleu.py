@@ -202,7 +202,8 @@ def run(args, device, budgets: tuple[float, ...] | None = None, note: str | None
             print("  [time_to_bleu] budget {:.0f} s: ".format(b) + ", ".join(
                 f"{w} BLEU {marks[w][-1]['bleu']:.2f} ({marks[w][-1]['steps']} steps)"
                 for w in trainers)
-                + f", d2l decoded with positions fixed {marks['d2l'][-1]['bleu_positions_fixed']:.2f}",
+                + ", d2l decoded with positions fixed "
+                + f"{marks['d2l'][-1]['bleu_positions_fixed']:.2f}",
                 flush=True)
     final_d2l = marks["d2l"][-1]["bleu"]
     reach = next((m["budget_s"] for m in marks["d2lmini"] if m["bleu"] >= final_d2l), None)

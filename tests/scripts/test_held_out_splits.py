@@ -45,7 +45,7 @@ def _leaky_corpus() -> tuple[list, list]:
     translation: a split of exact sentences would leak both ways."""
     source, target = [], []
     for i in range(100):
-        for form in ([f"i'm", f"w{i}", "."], ["i", "am", f"w{i}", "!"]):
+        for form in (["i'm", f"w{i}", "."], ["i", "am", f"w{i}", "!"]):
             source.append(form)
             target.append(["je", "suis", f"m{i}", "."])
         source.append(["we", "are", f"p{i}", "."])  # a paraphrase, same translation as another
