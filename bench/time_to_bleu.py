@@ -162,8 +162,9 @@ class Trainer:
                                         data["tgt_vocab"], cfg["num_steps"], self.device)
                 preds = [" ".join(t) for t in out]
             else:
-                predict = (self.d2l.predict_seq2seq_positions_fixed if positions_fixed
-                           else self.d2l.d2l.predict_seq2seq)
+                from .d2l_reference import predict_seq2seq_positions_fixed
+                predict = (predict_seq2seq_positions_fixed if positions_fixed
+                           else self.d2l.predict_seq2seq)
                 preds = [predict(self.net, " ".join(s), data["src_vocab"], data["tgt_vocab"],
                                  cfg["num_steps"], self.device)[0]
                          for s in data["test_src"]]
