@@ -27,7 +27,7 @@ sys.path[0] = str(Path(__file__).resolve().parent.parent)
 import torch  # noqa: E402
 
 BENCHMARKS = ("train", "decode", "attention", "build", "profiling", "time_to_bleu",
-              "translator", "ci", "pe_stress", "ablations")
+              "translator", "ci", "pe_stress", "ablations", "recipe")
 DEFAULT = ("train", "decode", "attention")  # the others only when named
 
 
@@ -45,9 +45,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--stress-repeats", type=int,
                    help="with --only pe_stress: checks per process (default 25)")
     p.add_argument("--processes", type=int, default=2,
-                   help="with --only ablations: trainings at a time, one thread each (default 2)")
+                   help="with --only ablations or recipe: trainings at a time, one thread each "
+                        "(default 2)")
     p.add_argument("--tiny", action="store_true",
                    help="with --only ablations: 2 seeds of 10 steps, seconds (the GPU rehearsal)")
+    p.add_argument("--note", default=None,
+                   help="with --only recipe: what else ran on the machine, kept in the record")
     args = p.parse_args(argv)
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     for name in args.only or DEFAULT:
