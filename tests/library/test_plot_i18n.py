@@ -174,3 +174,21 @@ def test_a_character_no_font_has_is_an_error_in_zh(monkeypatch):
         fig.canvas.draw()
     plt.close(fig)
 
+
+
+@pytest.mark.parametrize("lang, xlabel, ylabel", [
+    ("en", "epoch", "loss per token"),
+    pytest.param("zh", "轮次", "每词元损失", marks=pytest.mark.skipif(not HAVE_CJK, reason=NO_CJK)),
+])
+def test_live_training_plot_speaks_the_edition_language(monkeypatch, lang, xlabel, ylabel):
+    """train_seq2seq's live loss curve (the one plot of chapter 6's training cell) is labelled in
+    the edition's language, like every other figure of the book."""
+    from d2lmini.train import _Progress
+
+    monkeypatch.setenv(book.LANG_ENV, lang)
+    progress = _Progress(4, animate=True, progress=False)
+    for epoch, loss in enumerate([3.0, 2.0, 1.5, 1.2]):
+        progress.epoch_done(epoch, loss)
+    ax = progress.animator.axes[0]
+    assert (ax.get_xlabel(), ax.get_ylabel(), ax.get_yscale()) == (xlabel, ylabel, "log")
+    plt.close(progress.animator.fig)
