@@ -108,3 +108,11 @@ def test_a_chapter_reading_no_real_data_is_executed_once(published, lang):
                                      f"{'shared' if same else 'executed again'}")
     assert "mha-numpy" in shared and "training-translation" in own, (shared, own)
     assert "modern-transformer" in own, (shared, own)
+
+
+def test_published_zh_edition_shows_chinese(published):
+    """The published build's zh pages, with the real data's sentences, are held to what
+    ``test_zh_reader.py`` holds the nothing-at-all build to."""
+    found = {k: v for k, v in built_book.zh_reader_problems(published / "zh").items() if v}
+    assert not found, "English on the published zh pages:\n" + "\n".join(
+        f"{kind}: {item}" for kind, items in found.items() for item in items)

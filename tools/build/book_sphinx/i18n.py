@@ -62,15 +62,26 @@ _CHROME_ATTR = re.compile(r'\b(%s)="(%s)"' % (
 _CHROME_TEXT = re.compile(r'(<span class="btn__text-container">|<span class="caption-text">)'
                           r'(%s)(</span>)' % "|".join(re.escape(k) for k in CHROME_ZH))
 _COPYRIGHT = re.compile(r"© Copyright (\d{4}(?:[–-]\d{4})?)\.")
+#: The execution statistics table of myst-nb (``{nb-exec-table}``, on the execution report): its
+#: column headers and the execution method, which myst-nb writes in English whatever the language.
+EXEC_TABLE_ZH = {"Document": "文档", "Modified": "修改时间", "Method": "执行方式",
+                 "Run Time (s)": "运行时间（秒）", "Status": "状态"}
+_EXEC_HEAD = re.compile(r'(<th class="head"><p>)(%s)(</p></th>)'
+                        % "|".join(re.escape(k) for k in EXEC_TABLE_ZH))
+_EXEC_CACHE = re.compile(r"(<td><p>)cache(</p></td>)")
 
 
 def localise_chrome(page: str) -> str:
     """The zh edition's page with the themes' English chrome (:data:`CHROME_ZH`) in Chinese:
-    only attribute values and button labels that are exactly such a string, and the footer's
-    copyright line, so the text of the book is never touched."""
+    only attribute values and button labels that are exactly such a string, the footer's
+    copyright line and the headers of myst-nb's execution table (:data:`EXEC_TABLE_ZH`), so the
+    text of the book is never touched."""
     page = _CHROME_ATTR.sub(
         lambda m: f'{m[1]}="{html.escape(CHROME_ZH[html.unescape(m[2])])}"', page)
     page = _CHROME_TEXT.sub(lambda m: m[1] + CHROME_ZH[m[2]] + m[3], page)
+    if "<p>Run Time (s)</p>" in page:  # the execution report's statistics table
+        page = _EXEC_HEAD.sub(lambda m: m[1] + EXEC_TABLE_ZH[m[2]] + m[3], page)
+        page = _EXEC_CACHE.sub(r"\1缓存\2", page)
     return _COPYRIGHT.sub(r"© \1 版权所有。", page)
 
 
