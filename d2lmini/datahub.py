@@ -222,6 +222,13 @@ def _language() -> str:
     return plot_language()
 
 
+#: The warnings a download may print, in English and in Chinese.
+_WRONG_CACHED = ("%s: the cached %s has a wrong checksum; fetching it again",
+                 "%s：缓存中的 %s 校验和不对，重新下载")
+_UNVERIFIED = ("%s: no checksum is registered for %s; the download was not verified",
+               "%s：%s 没有登记校验和，下载的文件未经校验")
+
+
 def _in_language(en: str, zh: str) -> str:
     """``zh`` in the zh edition, else ``en``: the announcements and the warnings a page shows."""
     return zh if _language() == "zh" else en
@@ -408,8 +415,7 @@ def download(name: str, cache_dir: str | os.PathLike | None = None, *, timeout: 
     if fname.is_file():
         if sha1 is None or _digest(fname) == sha1:
             return fname
-        log.warning(_in_language("%s: the cached %s has a wrong checksum; fetching it again",
-                                 "%s：缓存中的 %s 校验和不对，重新下载"), name, fname.name)
+        log.warning(_in_language(*_WRONG_CACHED), name, fname.name)
     if _offline():
         raise OfflineError(f"{name}: a download is needed but D2LMINI_OFFLINE=1 forbids the "
                            "network; " + _HELP.format(file=DATASET_FILES[name]))
@@ -426,9 +432,7 @@ def download(name: str, cache_dir: str | os.PathLike | None = None, *, timeout: 
                                     "file was discarded (a wrong mirror, a proxy's error page, "
                                     "or a changed upstream file)")
             if sha1 is None:
-                log.warning(_in_language("%s: no checksum is registered for %s; the download "
-                                         "was not verified",
-                                         "%s：%s 没有登记校验和，下载的文件未经校验"), name, url)
+                log.warning(_in_language(*_UNVERIFIED), name, url)
             os.replace(tmp, fname)
             return fname
         except (OSError, ValueError) as e:  # URLError, timeouts, HTTP errors, bad lengths
