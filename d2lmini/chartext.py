@@ -32,7 +32,9 @@ def _offline_tinyshakespeare() -> OfflineCorpus:
     english = list(dict.fromkeys(line.split("\t")[0] for line in text.splitlines() if line))
     random.Random(0).shuffle(english)
     return OfflineCorpus(f"{len(english):,} English sentences of this project's offline "
-                         "corpus, not Shakespeare", text="\n".join(english) + "\n")
+                         "corpus, not Shakespeare", text="\n".join(english) + "\n",
+                         detail_zh=f"本项目离线语料中的 {len(english):,} 个英语句子，"
+                                   "不是莎士比亚")
 
 
 def read_tinyshakespeare(*, return_source: bool = False) -> str | tuple[str, DataSource]:

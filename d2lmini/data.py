@@ -74,7 +74,9 @@ def _shipped_corpus(name: str) -> tuple[str, int, int]:
 def _offline_corpus(name: str) -> OfflineCorpus:
     text, num_written, num_generated = _shipped_corpus(name)
     return OfflineCorpus(f"{num_written} written and {num_generated:,} generated pairs, not "
-                         "Tatoeba's", text=text)
+                         "Tatoeba's", text=text,
+                         detail_zh=f"{num_written} 个手写句对和 {num_generated:,} 个生成的句对，"
+                                   "不是 Tatoeba 的数据")
 
 
 def _offline_fra_eng() -> OfflineCorpus:

@@ -87,6 +87,8 @@ class OfflineCorpus:
     detail: str
     text: str | None = field(default=None, repr=False)
     path: Path | None = field(default=None, repr=False)
+    #: ``detail`` in Chinese, for the zh edition (:meth:`DataSource.describe`).
+    detail_zh: str = ""
 
 
 @dataclass(frozen=True)
@@ -188,11 +190,48 @@ class ChecksumError(RuntimeError):
 
 SourceKind = Literal["local", "cache", "download", "offline"]
 _KIND_TEXT = {
-    "local": "local data directory",
-    "cache": "download cache",
-    "download": "downloaded into the download cache",
-    "offline": f"offline corpus shipped with d2lmini {__version__}",
+    "en": {
+        "local": "local data directory",
+        "cache": "download cache",
+        "download": "downloaded into the download cache",
+        "offline": f"offline corpus shipped with d2lmini {__version__}",
+    },
+    "zh": {
+        "local": "本地数据目录",
+        "cache": "下载缓存",
+        "download": "已下载到下载缓存",
+        "offline": f"d2lmini {__version__} 随包附带的离线语料",
+    },
 }
+#: The reasons :func:`resolve` gives for an offline corpus, and the published-copy notes, in
+#: Chinese (the English text is the key; a path inside a reason is kept as it is).
+_ZH = {
+    "no local data directory": "没有本地数据目录",
+    "not in the download cache": "下载缓存中没有",
+    "D2LMINI_OFFLINE=1": "设置了 D2LMINI_OFFLINE=1",
+    "download failed": "下载失败",
+    "the copy the published book uses": "与正式发布的版本所用的副本相同",
+    "not the copy the published book uses: its numbers may differ":
+        "不是正式发布的版本所用的副本：得到的数字可能不同",
+}
+
+
+def _language() -> str:
+    """The edition's language, ``'zh'`` or ``'en'`` (``$D2LMINI_LANG``, as plot labels)."""
+    from .book.language import plot_language
+    return plot_language()
+
+
+#: The warnings a download may print, in English and in Chinese.
+_WRONG_CACHED = ("%s: the cached %s has a wrong checksum; fetching it again",
+                 "%s：缓存中的 %s 校验和不对，重新下载")
+_UNVERIFIED = ("%s: no checksum is registered for %s; the download was not verified",
+               "%s：%s 没有登记校验和，下载的文件未经校验")
+
+
+def _in_language(en: str, zh: str) -> str:
+    """``zh`` in the zh edition, else ``en``: the announcements and the warnings a page shows."""
+    return zh if _language() == "zh" else en
 
 
 @dataclass(frozen=True)
@@ -209,6 +248,8 @@ class DataSource:
         text: the content, for an offline corpus built in memory (``path`` is then ``None``).
         because: for an offline corpus, why the real data set was not used, in calm words
             (``'no local data directory, not in the download cache, download failed'``).
+        detail_zh, because_zh: ``detail`` and ``because`` in Chinese, for the zh edition
+            (empty: the English text is used).
     """
 
     name: str
@@ -217,14 +258,27 @@ class DataSource:
     path: Path | None = field(default=None, repr=False, compare=False)
     text: str | None = field(default=None, repr=False, compare=False)
     because: str = ""
+    detail_zh: str = ""
+    because_zh: str = ""
 
     @property
     def description(self) -> str:
-        """The kind of source in words, with the detail and the reason: what the announcement
-        says."""
+        """The kind of source in words, with the detail and the reason, in the edition's language
+        (``$D2LMINI_LANG``): what the announcement says and what a chapter glues."""
+        return self.describe()
+
+    def describe(self, lang: str | None = None) -> str:
+        """:attr:`description` in ``lang`` (``'en'`` or ``'zh'``; default: the edition's)."""
+        lang = _language() if lang is None else lang
+        if lang not in _KIND_TEXT:
+            raise ValueError(f"lang must be 'en' or 'zh'; got {lang!r}")
+        text = _KIND_TEXT[lang][self.kind]
+        if lang == "zh":
+            detail, because = self.detail_zh or self.detail, self.because_zh or self.because
+            note = "；".join(part for part in (detail, because and f"原因：{because}") if part)
+            return f"{text}（{note}）" if note else text
         note = "; ".join(part for part in (self.detail, self.because and
                                            f"used because: {self.because}") if part)
-        text = _KIND_TEXT[self.kind]
         return f"{text} ({note})" if note else text
 
     def read_text(self) -> str:
@@ -237,7 +291,7 @@ class DataSource:
                          "(resolve(name, offline=False) does not build the offline corpus)")
 
     def __str__(self) -> str:
-        return f"{self.name}: {self.description}"
+        return _in_language(f"{self.name}: ", f"{self.name}：") + self.description
 
 
 #: The environment variable naming a file to which :func:`locate`, :func:`offline_corpus` and
@@ -361,7 +415,7 @@ def download(name: str, cache_dir: str | os.PathLike | None = None, *, timeout: 
     if fname.is_file():
         if sha1 is None or _digest(fname) == sha1:
             return fname
-        log.warning("%s: the cached %s has a wrong checksum; fetching it again", name, fname.name)
+        log.warning(_in_language(*_WRONG_CACHED), name, fname.name)
     if _offline():
         raise OfflineError(f"{name}: a download is needed but D2LMINI_OFFLINE=1 forbids the "
                            "network; " + _HELP.format(file=DATASET_FILES[name]))
@@ -378,8 +432,7 @@ def download(name: str, cache_dir: str | os.PathLike | None = None, *, timeout: 
                                     "file was discarded (a wrong mirror, a proxy's error page, "
                                     "or a changed upstream file)")
             if sha1 is None:
-                log.warning("%s: no checksum is registered for %s; the download was not "
-                            "verified", name, url)
+                log.warning(_in_language(*_UNVERIFIED), name, url)
             os.replace(tmp, fname)
             return fname
         except (OSError, ValueError) as e:  # URLError, timeouts, HTTP errors, bad lengths
@@ -433,14 +486,22 @@ def _find_in(directory: Path, file_name: str) -> Path | None:
     return next((p for p in sorted(directory.rglob(file_name)) if p.is_file()), None)
 
 
-def _published_note(name: str, path: Path) -> str:
-    """Whether ``path`` is the copy the published book used (by SHA-256), in words."""
+def _published_note(name: str, path: Path) -> tuple[str, str]:
+    """Whether ``path`` is the copy the published book used (by SHA-256), in words: English and
+    Chinese."""
     expected = PUBLISHED_SHA256.get(name)
     if expected is None:
-        return ""
+        return "", ""
     if _digest(path, "sha256") == expected:
-        return "the copy the published book uses"
-    return "not the copy the published book uses: its numbers may differ"
+        note = "the copy the published book uses"
+    else:
+        note = "not the copy the published book uses: its numbers may differ"
+    return note, _ZH[note]
+
+
+def _at(name: str, kind: SourceKind, path: Path) -> DataSource:
+    note, note_zh = _published_note(name, path)
+    return DataSource(name, kind, note, path, detail_zh=note_zh)
 
 
 def locate(name: str) -> DataSource | None:
@@ -462,10 +523,10 @@ def locate(name: str) -> DataSource | None:
     if data_dir:
         local = Path(data_dir).expanduser() / rel
         if local.is_file():
-            return DataSource(name, "local", _published_note(name, local), local)
+            return _at(name, "local", local)
     cached = _find_in(get_cache_dir() / name, rel.name)
     if cached is not None:
-        return DataSource(name, "cache", _published_note(name, cached), cached)
+        return _at(name, "cache", cached)
     return None
 
 
@@ -492,21 +553,27 @@ def resolve(name: str, *, offline: bool = True) -> DataSource:
     data_dir = os.environ.get("D2LMINI_DATA_DIR", "").strip()
     reasons = ["no local data directory" if not data_dir else f"no {rel} in the local data "
                "directory", "not in the download cache"]
+    reasons_zh = [_ZH["no local data directory"] if not data_dir
+                  else f"本地数据目录中没有 {rel}", _ZH["not in the download cache"]]
     if _offline():
         reasons.append("D2LMINI_OFFLINE=1")
+        reasons_zh.append(_ZH["D2LMINI_OFFLINE=1"])
     else:
         try:
             extracted = download_extract(name)
         except OSError as e:  # the details go to the log (DEBUG), not into the announcement
             log.debug("%s: download failed: %s", name, e)
             reasons.append("download failed")
+            reasons_zh.append(_ZH["download failed"])
         else:
             found = _find_in(extracted, rel.name)
             if found is None:
                 raise FileNotFoundError(f"{name}: the archive has no file named {rel.name}")
-            return DataSource(name, "download", f"from {_source_url(name)}", found)
+            url = _source_url(name)
+            return DataSource(name, "download", f"from {url}", found, detail_zh=f"来自 {url}")
+    because, because_zh = ", ".join(reasons), "，".join(reasons_zh)
     if not offline:
-        return DataSource(name, "offline", because=", ".join(reasons))
+        return DataSource(name, "offline", because=because, because_zh=because_zh)
     corpus = offline_corpus(name)
-    return DataSource(name, "offline", corpus.detail, corpus.path, corpus.text,
-                      because=", ".join(reasons))
+    return DataSource(name, "offline", corpus.detail, corpus.path, corpus.text, because=because,
+                      detail_zh=corpus.detail_zh, because_zh=because_zh)

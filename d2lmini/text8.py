@@ -62,9 +62,10 @@ def gensim_substitute() -> OfflineCorpus:
     text8-style corpus built from gensim's Wikipedia sample, once, and cached in the download
     cache when it is writable (then returned as its ``path``, else as its ``text``)."""
     detail = "a text8-style substitute, the Wikipedia sample in gensim"
+    zh = {"detail_zh": "text8 风格的替代语料，取自 gensim 自带的维基百科样本"}
     target = get_cache_dir() / "text8-gensim-sample" / "text8"
     if target.is_file():
-        return OfflineCorpus(detail, path=target)
+        return OfflineCorpus(detail, path=target, **zh)
     text = _gensim_sample_text()
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -72,9 +73,9 @@ def gensim_substitute() -> OfflineCorpus:
         with os.fdopen(fd, "w", encoding="ascii") as out:
             out.write(text)
         os.replace(tmp, target)
-        return OfflineCorpus(detail, path=target)
+        return OfflineCorpus(detail, path=target, **zh)
     except OSError:
-        return OfflineCorpus(detail, text=text)
+        return OfflineCorpus(detail, text=text, **zh)
 
 
 def _chunk_words(words: Iterable[str], max_words: int | None) -> list[list[str]]:
@@ -120,7 +121,8 @@ def load_text8(max_words: int | None = None, *, return_source: bool = False
         words = _iter_words(source.path) if source.path is not None else iter(source.text.split())
         sentences = _chunk_words(words, max_words)
         num = sum(len(s) for s in sentences)
-        source = replace(source, detail=f"{source.detail}, {num:,} words used")
+        source = replace(source, detail=f"{source.detail}, {num:,} words used",
+                         detail_zh=f"{source.detail_zh or source.detail}，使用了其中 {num:,} 个词")
     else:
         size = source.path.stat().st_size
         if source.kind == "download" and size != _TEXT8_NUM_BYTES:

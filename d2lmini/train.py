@@ -477,8 +477,13 @@ class _Progress:
         self.refresh = max(1, num_epochs // 25)  # redraw the live plot about 25 times
         self.num_epochs = num_epochs
         if notebook if animate is None else animate:
+            from .book.language import label
             from .plotting import Animator
-            self.animator = Animator(xlabel="epoch", ylabel="loss", xlim=[1, num_epochs])
+            # the labels follow the edition's language ($D2LMINI_LANG), as every figure of the
+            # book does; the loss is per target token, on a log scale
+            self.animator = Animator(xlabel=label("epoch", "轮次"),
+                                     ylabel=label("loss per token", "每词元损失"),
+                                     xlim=[1, num_epochs], yscale="log")
         if (sys.stderr.isatty() and not notebook) if progress is None else progress:
             from tqdm.auto import tqdm
             self.bar = tqdm(total=num_epochs, desc="train_seq2seq", unit="epoch")

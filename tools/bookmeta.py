@@ -21,6 +21,8 @@ HREFLANG = {"zh": "zh-CN", "en": "en"}
 SPHINX_LANGUAGE = {"zh": "zh_CN", "en": "en"}
 #: The book's title in each edition.
 TITLES = {"zh": "可执行的 Transformer", "en": "The Transformer, executable"}
+#: The book's authors as each edition names them (the page footer and the PDF's title page).
+AUTHORS = {"zh": "Transformer 教材作者", "en": "The Transformer book authors"}
 #: The language switcher's label and tooltip, in the language it switches to.
 SWITCH_LABEL = {"zh": "中文", "en": "English"}
 SWITCH_TITLE = {"zh": "切换到中文版", "en": "Read this page in English"}

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 import matplotlib.pyplot as plt
 
-__all__ = ["LANG_ENV", "plot_language", "label", "find_cjk_font", "CJKFontError"]
+__all__ = ["LANG_ENV", "plot_language", "label", "magnitude", "find_cjk_font", "CJKFontError"]
 
 #: The environment variable that names the edition's language: ``zh`` or ``en``.
 LANG_ENV = "D2LMINI_LANG"
@@ -142,3 +142,34 @@ def label(en: str | Sequence[str], zh: str | Sequence[str]) -> Any:
         _cjk_font()
         return zh if both_str else list(zh)
     return en if both_str else list(en)
+
+
+def magnitude(n: float, lang: str | None = None) -> str:
+    """A large count as the edition writes it in prose: Chinese counts in 万 (10⁴) and 亿 (10⁸),
+    English in millions and billions.
+
+    ``lang`` is ``'zh'`` or ``'en'`` (default: the edition's, ``$D2LMINI_LANG``). Chinese:
+    ``'2.14 亿'`` from 10⁸ on, ``'6308 万'`` from 10⁶, ``'3.7 万'`` from 10⁴; English:
+    ``'2.14 billion'`` from 10⁹, ``'63.1 million'`` from 10⁶; a smaller count is written
+    out, ``'9,500'``. A chapter glues the string (``glue(name, book.magnitude(n))``) and each
+    edition's sentence places it, so neither edition borrows the other's units.
+    """
+    lang = plot_language() if lang is None else lang
+    if lang not in _LANGS:
+        raise ValueError(f"lang must be 'zh' or 'en'; got {lang!r}")
+    n = float(n)
+    if not n >= 0 or n == float("inf"):
+        raise ValueError(f"magnitude needs a finite count >= 0; got {n!r}")
+    if lang == "zh":
+        if n >= 1e8:
+            return f"{n / 1e8:.2f} 亿"
+        if n >= 1e6:
+            return f"{n / 1e4:.0f} 万"
+        if n >= 1e4:
+            return f"{n / 1e4:.1f} 万"
+    else:
+        if n >= 1e9:
+            return f"{n / 1e9:.2f} billion"
+        if n >= 1e6:
+            return f"{n / 1e6:.1f} million"
+    return f"{n:,.0f}"

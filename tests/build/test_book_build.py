@@ -310,10 +310,13 @@ def test_no_page_shows_a_path_of_the_build_machine(book):
 
 
 def test_offline_build_says_what_it_used(book):
-    # the nothing-at-all build read the project's own corpora, and the pages say so
+    # the nothing-at-all build read the project's own corpora, and the pages say so, in the
+    # edition's language (the glued sentence and the loader's announcement)
+    said = {"en": "offline corpus shipped with d2lmini", "zh": "随包附带的离线语料"}
     for lang in LANGS:
         text = soup(book / lang / "training-translation.html").get_text()
-        assert "offline corpus shipped with d2lmini" in text, lang
+        assert said[lang] in text, lang
+    assert "offline corpus" not in soup(book / "zh" / "training-translation.html").get_text()
 
 
 def numbered_chapters() -> list[str]:
@@ -352,3 +355,18 @@ def test_edit_and_issue_buttons(book, lang):
         assert edit and edit[0].endswith(f"/edit/main/book/{lang}/{name}.md"), (name, edit)
         issue = re.findall(r'href="(https://github\.com/[^"]+/issues/new\?[^"]+)"', text)
         assert issue and f"%2F{lang}%2F{name}.html" in issue[0], (name, issue)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_no_cell_shows_a_python_string(book, lang):
+    """A cell's value shown as a Python string (a phrase of book.choose without ';', with its
+    quotes, Markdown asterisks and HTML entities) is not text for a reader; the source check is
+    tests/chapters/test_cell_values.py, this is what the pages show."""
+    shown = []
+    for name in toc_files():
+        for out in soup(book / lang / f"{name}.html").select(
+                "div.cell_output .output.text_plain pre, div.cell_output div.text_plain pre"):
+            text = out.get_text().strip()
+            if re.fullmatch(r"""(['"]).*\1""", text, re.S):
+                shown.append(f"{name}: {text[:80]}")
+    assert not shown, f"{lang}: cells show a Python string:\n" + "\n".join(shown)

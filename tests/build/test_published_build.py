@@ -47,8 +47,11 @@ def test_published_pages_show_no_path_of_the_build_machine(published):
 def test_published_build_read_the_real_pairs(published, lang):
     page = BeautifulSoup((published / lang / "training-translation.html").read_text(
         encoding="utf-8"), "html.parser").get_text()
-    assert "local data directory (the copy the published book uses)" in page
-    assert "offline corpus" not in page.split("[d2lmini]", 1)[-1].split("\n", 1)[0]
+    said = {"en": "local data directory (the copy the published book uses)",
+            "zh": "本地数据目录（与正式发布的版本所用的副本相同）"}
+    assert said[lang] in page
+    announcement = page.split("[d2lmini]", 1)[-1].split("\n", 1)[0]
+    assert "offline corpus" not in announcement and "离线语料" not in announcement
 
 
 def _cache_folders() -> dict[str, Path]:
@@ -105,3 +108,11 @@ def test_a_chapter_reading_no_real_data_is_executed_once(published, lang):
                                      f"{'shared' if same else 'executed again'}")
     assert "mha-numpy" in shared and "training-translation" in own, (shared, own)
     assert "modern-transformer" in own, (shared, own)
+
+
+def test_published_zh_edition_shows_chinese(published):
+    """The published build's zh pages, with the real data's sentences, are held to what
+    ``test_zh_reader.py`` holds the nothing-at-all build to."""
+    found = {k: v for k, v in built_book.zh_reader_problems(published / "zh").items() if v}
+    assert not found, "English on the published zh pages:\n" + "\n".join(
+        f"{kind}: {item}" for kind, items in found.items() for item in items)

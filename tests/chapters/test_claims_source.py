@@ -94,3 +94,39 @@ def test_the_parser_finds_every_kind_of_claim():
     assert claim_calls([src]) == [("claim", "ch0_a"), ("choose", "ch0_b"),
                                   ("glue_ratio", "ch0_c"), ("glue_ratio", "ch0_d"),
                                   ("claim", "f:ch0_e_{k}")]
+
+
+def _english_statements(src: str) -> list[str]:
+    """The statements of ``claim`` calls written as Latin-only text: a string constant (or an
+    f-string) without a Chinese character, where the zh edition needs ``book.label(en, zh)``
+    or a phrase in Chinese."""
+    try:
+        tree = ast.parse("\n".join(ln for ln in src.splitlines()
+                                   if not ln.lstrip().startswith(("%", "!"))))
+    except SyntaxError:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "claim" and len(node.args) >= 3):
+            continue
+        statement = node.args[2]
+        if isinstance(statement, (ast.Constant, ast.JoinedStr)):
+            text = ast.unparse(statement)
+            if not any("\u4e00" <= ch <= "\u9fff" for ch in text):
+                found.append(text)
+    return found
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_zh_claims_are_stated_in_chinese(name):
+    """The execution report of the zh edition lists each claim's statement: Chinese there."""
+    nb = read_notebook(BOOK / "zh" / name)
+    english = [s for c in nb.cells if c.cell_type == "code" for s in _english_statements(c.source)]
+    assert not english, f"zh/{name}: claims stated in English only: {english}"
+
+
+def test_the_statement_check_can_fail():
+    assert _english_statements('book.claim("ch0_a", ok, "the loss fell")') == ["'the loss fell'"]
+    assert not _english_statements('book.claim("ch0_a", ok, book.label("fell", "下降了"))')
+    assert not _english_statements('book.claim("ch0_a", ok, "损失下降了")')

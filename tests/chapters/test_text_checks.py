@@ -179,3 +179,16 @@ def test_figure_2_1_is_what_its_generator_draws():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.main(["--check"]) == 0, "run: python -m tools.build.figures.eight_steps"
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_preface_mirror_recipe_names_the_files_a_mirror_must_host(lang):
+    """The preface tells readers in mainland China which files to put on their own data mirror
+    (D2LMINI_MIRROR serves each data set by the file name of its URL): exactly the registry's."""
+    from d2lmini.datahub import DATA_HUB
+
+    text = (BOOK / lang / "index.md").read_text(encoding="utf-8")
+    section = text.split("(sec-preface-mirrors)=", 1)[1].split("(sec-preface-data)=", 1)[0]
+    named = set(re.findall(r"`([\w-]+\.(?:zip|txt))`", section))
+    assert named == {url.rsplit("/", 1)[-1] for url, _ in DATA_HUB.values()}
+    assert "D2LMINI_MIRROR" in section and "PIP_INDEX_URL" in section

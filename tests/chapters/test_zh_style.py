@@ -112,3 +112,41 @@ def test_hard_break_check_can_fail():
     text = "注意力把每个位置\n与其他位置联系起来。\n\n```{code-cell} ipython3\n# 代码\nx = 1\n```\n"
     assert zh_prose.hard_breaks(text) == [1]
     assert zh_prose.join_breaks(text).startswith("注意力把每个位置与其他位置联系起来。\n")
+
+
+# Large counts: one convention in the zh edition, 万 (10^4) and 亿 (10^8): "6308 万", "2.14 亿"
+# (a glued count is formatted by book.magnitude). Not "63.1 M", "37 k", "100K" or "63.1 百万".
+# Units of size and work (MB, MiB, GiB, MFLOPs) are not counts and stay as they are, and so does a
+# model's name by its size ("Llama 2 的 70B 模型").
+_LATIN_MAGNITUDE = r"(?:M|k|K|B(?!\s*模型)|百万)(?![A-Za-z])"
+_TYPED_MAGNITUDE = re.compile(r"(?<![A-Za-z_])\d[\d.,]*\s*" + _LATIN_MAGNITUDE)
+_GLUED_MAGNITUDE = re.compile(r"\{glue:text\}`[^`]*`\s*" + _LATIN_MAGNITUDE)
+
+
+def latin_magnitudes(text: str) -> list[tuple[int, str]]:
+    """(line, text) for each count written with a Latin magnitude (or 百万) in zh prose: typed
+    ("65 M", "37 k") or after a glued number ("{glue:text}`x:.1f` M")."""
+    hits = []
+    for n, (raw, prose) in enumerate(zip(text.split("\n"), plain_prose(text).split("\n")),
+                                     start=1):
+        if not prose.strip():  # code, math, labels: not prose
+            continue
+        hits += [(n, m.group(0)) for m in _TYPED_MAGNITUDE.finditer(prose)]
+        hits += [(n, m.group(0)) for m in _GLUED_MAGNITUDE.finditer(raw)]
+    return hits
+
+
+@pytest.mark.parametrize("path", ZH_PAGES, ids=lambda p: f"zh/{p.name}")
+def test_counts_in_wan_and_yi(path):
+    hits = latin_magnitudes(path.read_text(encoding="utf-8"))
+    assert not hits, "\n".join(f"zh/{path.name}:{n}: {span}  (write 万/亿; a glued count: "
+                               "book.magnitude)" for n, span in hits)
+
+
+def test_magnitude_check_can_fail():
+    text = ("有 {glue:text}`p:.1f` M 个参数，论文为 65 M，词表 37 k，训练 100K 步，"
+            "共 {glue:text}`q:.1f` 百万个。\n"
+            "缓存 {glue:text}`c:.2f` MiB，每个词元 3.5 MFLOPs，约 6500 万个参数，`x_1M` 与 $2M$，"
+            "Llama 3 的 8B 模型。\n")
+    assert [span for _, span in latin_magnitudes(text)] == [
+        "65 M", "37 k", "100K", "{glue:text}`p:.1f` M", "{glue:text}`q:.1f` 百万"]

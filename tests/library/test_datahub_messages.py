@@ -5,6 +5,7 @@ the error itself only in the log at DEBUG level, never a URL, a resolver message
 from __future__ import annotations
 
 import logging
+import re
 import socket
 import urllib.error
 
@@ -146,3 +147,42 @@ def test_every_look_for_a_data_set_is_recorded_where_the_build_asks(tmp_path, mo
     assert log.read_text(encoding="utf-8").split() == ["text8", "fra-eng", "fra-eng"]
     datahub.offline_corpus("cmn-eng")
     assert log.read_text(encoding="utf-8").split()[-1] == "cmn-eng"
+
+
+# what may stay Latin in a Chinese announcement: names of the package, the data sets, the corpus
+# and the environment variable, and the version number
+_LATIN_IN_ZH = re.compile(r"d2lmini|text8|gensim|fra-eng|cmn-eng|tinyshakespeare|Tatoeba|"
+                          r"D2LMINI_OFFLINE|\d[\d.,]*")
+
+
+def _untranslated(text: str) -> list[str]:
+    return re.findall(r"[A-Za-z]+", _LATIN_IN_ZH.sub("", text))
+
+
+def test_announcements_are_chinese_in_the_zh_edition(unreachable, monkeypatch, capsys):
+    """The zh pages glue the source's description and print the loaders' line: both Chinese."""
+    monkeypatch.setenv("D2LMINI_LANG", "zh")
+    sentences, source = d2l.load_text8(max_words=20_000, return_source=True)
+    (line,) = [line for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert line.startswith("[d2lmini] text8：d2lmini ") and "随包附带的离线语料" in line, line
+    assert line.endswith("原因：没有本地数据目录，下载缓存中没有，下载失败）"), line
+    assert "20,000 个词" in line
+    assert not _untranslated(line.removeprefix("[d2lmini] ")), line
+    for name in ("fra-eng", "cmn-eng", "tinyshakespeare"):
+        described = datahub.resolve(name).description
+        assert "原因：" in described and not _untranslated(described), described
+    # the English edition is unchanged, whatever the process's language
+    assert source.describe("en").startswith("offline corpus shipped with d2lmini")
+    with pytest.raises(ValueError, match="'en' or 'zh'"):
+        source.describe("fr")
+
+
+def test_published_copy_is_described_in_chinese(tmp_path, monkeypatch, tmp_cache):
+    monkeypatch.setenv("D2LMINI_LANG", "zh")
+    (tmp_path / "text8").mkdir()
+    (tmp_path / "text8" / "text8").write_text("a b c")
+    monkeypatch.setenv("D2LMINI_DATA_DIR", str(tmp_path))
+    assert str(datahub.locate("text8")) == "text8：本地数据目录"
+    source = datahub.DataSource("fra-eng", "local", "the copy the published book uses",
+                                detail_zh="与正式发布的版本所用的副本相同")
+    assert source.description == "本地数据目录（与正式发布的版本所用的副本相同）"

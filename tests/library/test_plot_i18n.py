@@ -174,3 +174,44 @@ def test_a_character_no_font_has_is_an_error_in_zh(monkeypatch):
         fig.canvas.draw()
     plt.close(fig)
 
+
+
+@pytest.mark.parametrize("lang, xlabel, ylabel", [
+    ("en", "epoch", "loss per token"),
+    pytest.param("zh", "轮次", "每词元损失", marks=pytest.mark.skipif(not HAVE_CJK, reason=NO_CJK)),
+])
+def test_live_training_plot_speaks_the_edition_language(monkeypatch, lang, xlabel, ylabel):
+    """train_seq2seq's live loss curve (the one plot of chapter 6's training cell) is labelled in
+    the edition's language, like every other figure of the book."""
+    from d2lmini.train import _Progress
+
+    monkeypatch.setenv(book.LANG_ENV, lang)
+    progress = _Progress(4, animate=True, progress=False)
+    for epoch, loss in enumerate([3.0, 2.0, 1.5, 1.2]):
+        progress.epoch_done(epoch, loss)
+    ax = progress.animator.axes[0]
+    assert (ax.get_xlabel(), ax.get_ylabel(), ax.get_yscale()) == (xlabel, ylabel, "log")
+    plt.close(progress.animator.fig)
+
+
+@pytest.mark.parametrize("n, zh, en", [
+    (63_083_104, "6308 万", "63.1 million"),
+    (213_831_680, "2.14 亿", "213.8 million"),
+    (18_944_000, "1894 万", "18.9 million"),
+    (37_000, "3.7 万", "37,000"),
+    (9_500, "9,500", "9,500"),
+    (2_140_000_000, "21.40 亿", "2.14 billion"),
+])
+def test_magnitude_in_each_edition(monkeypatch, n, zh, en):
+    """Counts in prose: 万/亿 in the zh edition (one convention, zh review M6), millions in en."""
+    assert book.magnitude(n, "zh") == zh and book.magnitude(n, "en") == en
+    monkeypatch.setenv(book.LANG_ENV, "zh")
+    assert book.magnitude(n) == zh
+
+
+def test_magnitude_rejects_what_is_not_a_count():
+    for bad in (-1, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="count"):
+            book.magnitude(bad, "zh")
+    with pytest.raises(ValueError, match="'zh' or 'en'"):
+        book.magnitude(10, "fr")

@@ -208,7 +208,8 @@ def test_the_version_has_one_value():
     import d2lmini.datahub
 
     assert d2l.__version__ == d2lmini._version.__version__
-    assert f"d2lmini {d2l.__version__}" in d2lmini.datahub._KIND_TEXT["offline"]
+    for lang in ("en", "zh"):
+        assert f"d2lmini {d2l.__version__}" in d2lmini.datahub._KIND_TEXT[lang]["offline"]
     pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text("utf-8")
     assert re.search(r'^version = "([^"]+)"$', pyproject, re.M)[1] == d2l.__version__
 

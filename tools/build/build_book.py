@@ -52,7 +52,7 @@ from pathlib import Path
 import yaml
 
 from tools import ci_times
-from tools.bookmeta import LANGS, ROOT, SPHINX_LANGUAGE, TITLES, load_yaml, toc_files
+from tools.bookmeta import AUTHORS, LANGS, ROOT, SPHINX_LANGUAGE, TITLES, load_yaml, toc_files
 
 BUILD = ROOT / "_build"  # the default; --build-dir changes it (the jupyter cache stays here)
 # the executed-notebook cache (D2LMINI_JUPYTER_CACHE: another folder, e.g. a test's empty one)
@@ -436,6 +436,8 @@ def _theme_options(cfg: dict, repo: dict, lang: str) -> dict:
         "article_header_end": ["lang-switcher.html", "pdf-link.html",
                                "article-header-buttons.html"],
     })
+    if lang == "zh":  # the theme's default, "Search this book...", has no translation
+        theme["search_bar_text"] = "搜索本书……"
     return theme
 
 
@@ -464,6 +466,7 @@ def sphinx_config(lang: str, *, student: bool, toc_path: Path, strict: bool,
     cfg.update({
         "project": TITLES[lang],
         "html_title": TITLES[lang],
+        "author": AUTHORS[lang],
         "language": SPHINX_LANGUAGE[lang],
         "html_search_language": "zh" if lang == "zh" else "en",
         "html_theme_options": theme,

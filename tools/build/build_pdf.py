@@ -39,11 +39,11 @@ from pathlib import Path
 
 from tools.build import build_book
 from tools import ci_times
-from tools.bookmeta import LANGS, ROOT, TITLES, load_yaml, pdf_name, toc_files
+from tools.bookmeta import AUTHORS, LANGS, ROOT, TITLES, load_yaml, pdf_name, toc_files
 
 BUILD = ROOT / "_build"  # the default; --build-dir changes it, as for tools/build/build_book.py
 VARIANTS = ("full", "student")
-AUTHOR = {"zh": "Transformer 教材作者", "en": "The Transformer book authors"}
+AUTHOR = AUTHORS
 
 
 class PdfError(Exception):

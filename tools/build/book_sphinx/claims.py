@@ -294,8 +294,9 @@ def chapter_section(report: str, docname: str, title: str, records: list[dict[st
     for r in records:
         values = ", ".join(f"{k} = {format_value(v)}" for k, v in r["values"].items())
         kind = text["kind_guarded"] if r["kind"] == "guarded" else text["kind_chosen"]
+        # the values are Python's (names, numbers, the strings a run produced): set as code
         rows.append([nodes.literal(text=r["name"]), kind, plain_text(r["statement"]),
-                     values or "–", status(r, text)])
+                     nodes.literal(text=values) if values else "–", status(r, text)])
     section += make_table([text["claim"], text["kind"], text["statement"], text["values"],
                            text["status"]], rows, ["claims-table"])
     return section

@@ -216,8 +216,7 @@ class CellTimesTransform(SphinxPostTransform):
             total = (text["over"].format(t=s["total"]) if d in over else f"{s['total']:.1f}") \
                 if s["timed"] else "–"
             rows.append([chapter_link(env.docname, d, self.title(d)), cells, total, str(budget),
-                         text["seconds"].format(s=slow["seconds"], i=slow["index"],
-                                                line=slow["line"]) if slow else text["untimed"]])
+                         _slowest(text["seconds"], slow) if slow else text["untimed"]])
         limit = app.config.book_cell_timeout
         docname, cell = worst
         sentence = (text["limit"].format(s=cell["seconds"], page=self.title(docname), limit=limit,
@@ -249,3 +248,10 @@ def setup(app):
     app.connect("env-check-consistency", check_margin)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True,
             "env_version": 1}
+
+
+def _slowest(template: str, slow: dict) -> nodes.paragraph:
+    """The slowest cell in words, its first line of code set as code."""
+    before, after = template.format(s=slow["seconds"], i=slow["index"], line="\0").split("\0")
+    return nodes.paragraph("", "", nodes.Text(before), nodes.literal(text=slow["line"]),
+                           nodes.Text(after))
