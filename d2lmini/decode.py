@@ -86,11 +86,12 @@ def _max_lens(max_len: int | torch.Tensor, batch_size: int,
     Taught in :ref:`sec-training-translation-predict`.
     """
     if isinstance(max_len, torch.Tensor):
-        if max_len.shape != (batch_size,) or int(max_len.min()) < 1:
+        if max_len.shape != (batch_size,) or int(max_len.min()) < 1:  # @check
             raise ValueError(f"max_len must be a positive int or a tensor of {batch_size} "
                              f"positive lengths; got shape {tuple(max_len.shape)}")
         return max_len.to(device=device, dtype=torch.long)
-    return torch.full((batch_size,), check_positive_int(max_len, "max_len"), device=device)
+    check_positive_int(max_len, "max_len")  # @check
+    return torch.full((batch_size,), max_len, device=device)
 
 
 def _start(net: nn.Module, src: torch.Tensor, src_valid_len: torch.Tensor | None,
@@ -100,10 +101,10 @@ def _start(net: nn.Module, src: torch.Tensor, src_valid_len: torch.Tensor | None
 
     Taught in :ref:`sec-training-translation-predict`.
     """
-    if src.dim() != 2:
+    if src.dim() != 2:  # @check
         raise ValueError(f"src must have shape (batch_size, num_steps); got {tuple(src.shape)}")
     if src_valid_len is not None:
-        if src_valid_len.shape != src.shape[:1]:
+        if src_valid_len.shape != src.shape[:1]:  # @check
             raise ValueError(f"src_valid_len must have shape ({src.shape[0]},); "
                              f"got {tuple(src_valid_len.shape)}")
         width = max(int(src_valid_len.max()), 1)

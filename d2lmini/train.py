@@ -48,7 +48,7 @@ def sequence_mask(X: torch.Tensor, valid_len: torch.Tensor, value: float = 0) ->
 
     Taught in :ref:`sec-training-translation-loss`.
     """
-    if X.dim() < 2 or valid_len.shape != X.shape[:1]:
+    if X.dim() < 2 or valid_len.shape != X.shape[:1]:  # @check
         raise ValueError(f"X must have shape (batch_size, num_steps, ...) and valid_len "
                          f"(batch_size,); got {tuple(X.shape)} and {tuple(valid_len.shape)}")
     mask = lengths_to_mask(valid_len, X.shape[1])  # (B, T)
@@ -74,7 +74,7 @@ class MaskedSoftmaxCELoss(nn.CrossEntropyLoss):
     """
 
     def __init__(self, label_smoothing: float = 0.0, *, pad_index: int | None = None) -> None:
-        if not 0 <= label_smoothing < 1:
+        if not 0 <= label_smoothing < 1:  # @check
             raise ValueError(f"label_smoothing must be in [0, 1); got {label_smoothing!r}")
         super().__init__(reduction="none",
                          label_smoothing=label_smoothing if pad_index is None else 0.0)
@@ -82,7 +82,7 @@ class MaskedSoftmaxCELoss(nn.CrossEntropyLoss):
 
     def forward(self, pred: torch.Tensor, label: torch.Tensor,
                 valid_len: torch.Tensor) -> torch.Tensor:
-        if pred.dim() != 3 or label.shape != pred.shape[:2]:
+        if pred.dim() != 3 or label.shape != pred.shape[:2]:  # @check
             raise ValueError(f"pred must have shape (batch_size, num_steps, vocab_size) and "
                              f"label (batch_size, num_steps); got {tuple(pred.shape)} and "
                              f"{tuple(label.shape)}")
@@ -108,7 +108,7 @@ def grad_clipping(net: nn.Module, theta: float) -> torch.Tensor:
 
     Taught in :ref:`sec-training-translation-training`.
     """
-    if not theta > 0:
+    if not theta > 0:  # @check
         raise ValueError(f"theta must be positive; got {theta!r}")
     params = [p for p in net.parameters() if p.grad is not None]
     return torch.nn.utils.clip_grad_norm_(params, theta)
@@ -265,7 +265,7 @@ class TrainConfig:
     amp: bool = False  # bfloat16 autocast (CUDA)
     seed: int | None = None
 
-    def __post_init__(self) -> None:
+    def __post_init__(self) -> None:  # @check
         check_positive_int(self.num_epochs, "num_epochs")
         check_number(self.lr, "lr", above=0)
         if not isinstance(self.betas, tuple) or len(self.betas) != 2:
@@ -315,12 +315,12 @@ class Trainer:
                  device: torch.device | str = "cpu", *,
                  scheduler: Callable[[torch.optim.Optimizer], Any] | None = None) -> None:
         config = TrainConfig() if config is None else config
-        if not isinstance(config, TrainConfig):
+        if not isinstance(config, TrainConfig):  # @check
             raise TypeError(f"config must be a TrainConfig; got {type(config).__name__}")
-        if scheduler is not None and config.warmup_steps is not None:
+        if scheduler is not None and config.warmup_steps is not None:  # @check
             raise ValueError("scheduler: pass a schedule or config.warmup_steps, not both")
         self.config, self.device = config, torch.device(device)
-        if config.amp and self.device.type != "cuda":
+        if config.amp and self.device.type != "cuda":  # @check
             raise ValueError(f"amp (bfloat16 autocast) needs a CUDA device; got {self.device}")
         if config.seed is not None:
             torch.manual_seed(config.seed)

@@ -194,7 +194,13 @@ def without_checks(src: str) -> str:
     if marked - found:
         raise ValueError(f"'# @check' marks a line that starts no statement: line "
                          f"{min(marked - found)} of\n{src}")
-    return "".join(line for i, line in enumerate(lines, start=1) if i not in drop)
+    out = "".join(line for i, line in enumerate(lines, start=1) if i not in drop)
+    try:
+        ast.parse(out)
+    except SyntaxError as err:
+        raise ValueError(f"without its '# @check' statements a block is empty ({err}); mark "
+                         f"the whole statement instead:\n{src}") from err
+    return out
 
 
 def merge(cell_src: str, package_src: str) -> str:
