@@ -531,9 +531,11 @@ def transformer_lr_lambda(num_hiddens: int, warmup_steps: int = 4000) -> Callabl
 
     Returns a function of the 0-based step for ``torch.optim.lr_scheduler.LambdaLR`` (with
     the optimizer's base learning rate 1.0); it counts steps from 1.
+
+    Taught in :ref:`sec-training-translation-real`.
     """
-    check_positive_int(num_hiddens, "num_hiddens")
-    check_positive_int(warmup_steps, "warmup_steps")
+    check_positive_int(num_hiddens, "num_hiddens")  # @check
+    check_positive_int(warmup_steps, "warmup_steps")  # @check
 
     def lr_lambda(step: int) -> float:
         step += 1
@@ -554,19 +556,21 @@ def average_checkpoints(state_dicts: Sequence[Mapping[str, torch.Tensor]]
     Raises:
         TypeError: ``state_dicts`` is not a sequence of mappings of tensors.
         ValueError: it is empty, or the checkpoints differ in their keys or shapes.
+
+    Taught in :ref:`sec-training-translation-real`.
     """
-    if isinstance(state_dicts, Mapping) or not isinstance(state_dicts, Sequence):
+    if isinstance(state_dicts, Mapping) or not isinstance(state_dicts, Sequence):  # @check
         raise TypeError("state_dicts must be a list of state_dicts; got "
                         f"{type(state_dicts).__name__}")
-    if not state_dicts:
+    if not state_dicts:  # @check
         raise ValueError("state_dicts must hold at least one checkpoint; got an empty list")
-    for i, sd in enumerate(state_dicts):
+    for i, sd in enumerate(state_dicts):  # @check
         if not isinstance(sd, Mapping) or not all(isinstance(v, torch.Tensor)
                                                   for v in sd.values()):
             raise TypeError(f"state_dicts[{i}] must be a mapping of names to tensors "
                             f"(a state_dict); got {type(sd).__name__}")
     last = state_dicts[-1]
-    for i, sd in enumerate(state_dicts):
+    for i, sd in enumerate(state_dicts):  # @check
         if set(sd) != set(last):
             raise ValueError(f"state_dicts[{i}] has other keys than the last checkpoint: "
                              f"{sorted(set(sd) ^ set(last))[:5]}")
