@@ -265,29 +265,29 @@ class TrainConfig:
     amp: bool = False  # bfloat16 autocast (CUDA)
     seed: int | None = None
 
-    def __post_init__(self) -> None:  # @check
+    def __post_init__(self) -> None:
         check_positive_int(self.num_epochs, "num_epochs")
         check_number(self.lr, "lr", above=0)
-        if not isinstance(self.betas, tuple) or len(self.betas) != 2:
+        if not isinstance(self.betas, tuple) or len(self.betas) != 2:  # @check
             raise TypeError(f"betas must be a tuple of two numbers; got {self.betas!r}")
-        for beta in self.betas:
+        for beta in self.betas:  # @check
             check_number(beta, "betas", minimum=0, below=1)
-        check_number(self.eps, "eps", minimum=0)
+        check_number(self.eps, "eps", minimum=0)  # @check
         if (self.warmup_steps is None) != (self.num_hiddens is None):
             raise ValueError("warmup_steps and num_hiddens go together (the paper's schedule "
                              f"needs both); got warmup_steps={self.warmup_steps!r}, "
                              f"num_hiddens={self.num_hiddens!r}")
-        if self.warmup_steps is not None:
+        if self.warmup_steps is not None:  # @check
             check_positive_int(self.warmup_steps, "warmup_steps")
             check_positive_int(self.num_hiddens, "num_hiddens")
-        check_number(self.label_smoothing, "label_smoothing", minimum=0, below=1)
-        if self.grad_clip is not None:
+        check_number(self.label_smoothing, "label_smoothing", minimum=0, below=1)  # @check
+        if self.grad_clip is not None:  # @check
             check_number(self.grad_clip, "grad_clip", above=0)
-        check_int(self.num_snapshots, "num_snapshots", minimum=0)
-        check_number(self.snapshot_every, "snapshot_every", above=0, maximum=1)
-        for name in ("smoothing_skips_pad", "init", "amp"):
+        check_int(self.num_snapshots, "num_snapshots", minimum=0)  # @check
+        check_number(self.snapshot_every, "snapshot_every", above=0, maximum=1)  # @check
+        for name in ("smoothing_skips_pad", "init", "amp"):  # @check
             check_bool(getattr(self, name), name)
-        if self.seed is not None:
+        if self.seed is not None:  # @check
             check_non_negative_int(self.seed, "seed")
 
 
