@@ -181,3 +181,38 @@ def test_a_checked_method_is_left_out_whole():
 def test_a_check_mark_on_a_continuation_line_fails():
     with pytest.raises(ValueError, match="starts no statement"):
         sync.without_checks("def f(a,\n      b):  # @check\n    return a\n")
+
+
+def _only_checks(node) -> bool:
+    """A statement that only validates: a ``raise``, a ``check_*`` call, or an ``if``/``for``/
+    ``def`` whose body holds nothing else."""
+    import ast
+
+    if isinstance(node, ast.Raise):
+        return True
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        func = node.value.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+        return name.lstrip("_").startswith("check")
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+        return True  # a docstring
+    if isinstance(node, (ast.If, ast.For, ast.FunctionDef)):
+        return all(_only_checks(n) for n in node.body + getattr(node, "orelse", []))
+    return False
+
+
+def test_check_marks_hide_only_argument_checks():
+    """The preface says a ``# @save`` cell leaves out only argument checks: every statement
+    the package marks ``# @check`` raises or calls a ``check_*`` function, and nothing else."""
+    import ast
+
+    marked = 0
+    for path in sorted((ROOT / "d2lmini").glob("*.py")):
+        src = path.read_text(encoding="utf-8")
+        lines = {i for i, (_, comment) in enumerate(sync._split_comments(src), start=1)
+                 if sync.CHECK_MARK.search(comment)}
+        for node in ast.walk(ast.parse(src)):
+            if isinstance(node, ast.stmt) and node.lineno in lines:
+                marked += 1
+                assert _only_checks(node), f"{path.name}:{node.lineno} is not only a check"
+    assert marked, "no statement is marked # @check"
