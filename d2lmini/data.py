@@ -388,6 +388,17 @@ def _check_fraction(value: Any, name: str, low_open: bool) -> None:
         check_number(value, name, minimum=0, below=1)
 
 
+def _check_split(source: Sequence, target: Sequence, test_fraction: Any,
+                 dev_fraction: Any) -> None:
+    """The argument checks of :func:`split_held_out`."""
+    if len(source) != len(target):
+        raise ValueError(f"source and target must have the same length; got {len(source)} and "
+                         f"{len(target)}")
+    _check_fraction(test_fraction, "test_fraction", low_open=True)
+    if dev_fraction is not None:
+        _check_fraction(dev_fraction, "dev_fraction", low_open=False)
+
+
 def _held_part(groups: dict, keys: list, source: Sequence, target: Sequence,
                seen_targets: set | None) -> tuple[list, list, int]:
     """Sources (the first line of each group), references and the number dropped.
@@ -440,12 +451,7 @@ def split_held_out(source: Sequence[Sequence[str]], target: Sequence[Sequence[st
 
     Taught in :ref:`sec-training-translation-real`.
     """
-    if len(source) != len(target):  # @check
-        raise ValueError(f"source and target must have the same length; got {len(source)} and "
-                         f"{len(target)}")
-    _check_fraction(test_fraction, "test_fraction", low_open=True)  # @check
-    if dev_fraction is not None:  # @check
-        _check_fraction(dev_fraction, "dev_fraction", low_open=False)
+    _check_split(source, target, test_fraction, dev_fraction)  # @check
     key = normalise_source if normalise else tuple
     groups: dict[tuple[str, ...], list[int]] = {}
     for i, src in enumerate(source):
