@@ -57,7 +57,7 @@ def masked_softmax(X: torch.Tensor, valid_lens: torch.Tensor | None = None) -> t
     if valid_lens is None:
         return F.softmax(X, dim=-1)
     B, Q, K = X.shape
-    if valid_lens.shape not in ((B,), (B, Q)):
+    if valid_lens.shape not in ((B,), (B, Q)):  # @check
         raise ValueError(f"valid_lens must have shape ({B},) or ({B}, {Q}); got {valid_lens.shape}")
     if valid_lens.dim() == 1:
         valid_lens = valid_lens[:, None]  # (B, 1): broadcast over the queries
@@ -180,7 +180,7 @@ class MultiHeadAttention(nn.Module):
                  key_size: int | None = None, value_size: int | None = None,
                  **kwargs) -> None:
         super().__init__(**kwargs)
-        if num_heads < 1 or num_hiddens % num_heads != 0:
+        if num_heads < 1 or num_hiddens % num_heads != 0:  # @check
             raise ValueError(f"num_heads must be a positive divisor of num_hiddens = "
                              f"{num_hiddens}; got {num_heads}")
         self.num_heads = num_heads
@@ -196,7 +196,7 @@ class MultiHeadAttention(nn.Module):
                 valid_lens: torch.Tensor | None = None) -> torch.Tensor:
         """queries ``(B, Q, d_q)``, keys ``(B, K, d_k)``, values ``(B, K, d_v)``,
         valid_lens ``None``, ``(B,)`` or ``(B, Q)`` -> output ``(B, Q, num_hiddens)``."""
-        if keys.shape[:2] != values.shape[:2] or queries.shape[0] != keys.shape[0]:
+        if keys.shape[:2] != values.shape[:2] or queries.shape[0] != keys.shape[0]:  # @check
             raise ValueError(f"queries (B, Q, d_q), keys (B, K, d_k) and values (B, K, d_v) "
                              f"must agree on B and K; got {queries.shape}, {keys.shape}, "
                              f"{values.shape}")

@@ -326,11 +326,11 @@ def split_nmt(source: Sequence[Any], target: Sequence[Any], test_fraction: float
 
 
 #: English contractions that :func:`normalise_source` expands, whole tokens first, then endings.
-_CONTRACTION_WORDS = {"can't": ("can", "not"), "won't": ("will", "not"),
+CONTRACTION_WORDS = {"can't": ("can", "not"), "won't": ("will", "not"),
                       "shan't": ("shall", "not"), "let's": ("let", "us")}
-_CONTRACTION_ENDINGS = (("n't", "not"), ("'m", "am"), ("'re", "are"), ("'ve", "have"),
+CONTRACTION_ENDINGS = (("n't", "not"), ("'m", "am"), ("'re", "are"), ("'ve", "have"),
                         ("'ll", "will"), ("'d", "would"), ("'s", "is"))
-_FINAL_PUNCTUATION = frozenset({".", "!", "?", ",", "…"})
+FINAL_PUNCTUATION = frozenset({".", "!", "?", ",", "…"})
 
 
 def normalise_source(tokens: Sequence[str]) -> tuple[str, ...]:
@@ -343,21 +343,23 @@ def normalise_source(tokens: Sequence[str]) -> tuple[str, ...]:
 
     >>> normalise_source("i can't swim .".split())
     ('i', 'can', 'not', 'swim')
+
+    Taught in :ref:`sec-training-translation-real`.
     """
-    if isinstance(tokens, str):
+    if isinstance(tokens, str):  # @check
         raise TypeError("tokens must be a sequence of tokens (a list of str), not a str")
     out: list[str] = []
     for token in tokens:
-        if token in _CONTRACTION_WORDS:
-            out.extend(_CONTRACTION_WORDS[token])
+        if token in CONTRACTION_WORDS:
+            out.extend(CONTRACTION_WORDS[token])
             continue
-        for ending, word in _CONTRACTION_ENDINGS:
+        for ending, word in CONTRACTION_ENDINGS:
             if token.endswith(ending) and len(token) > len(ending):
                 out.extend((token[:-len(ending)], word))
                 break
         else:
             out.append(token)
-    while out and out[-1] in _FINAL_PUNCTUATION:
+    while out and out[-1] in FINAL_PUNCTUATION:
         out.pop()
     return tuple(out)
 
@@ -366,7 +368,10 @@ class HeldOutSplit(NamedTuple):
     """What :func:`split_held_out` returns with its keyword-only options: training pairs (one
     per line), and for the dev and the test part one source sentence per held-out group with
     the list of its references; ``dev_dropped`` / ``test_dropped`` count the held-out sentences
-    removed because a reference is verbatim a training target."""
+    removed because a reference is verbatim a training target.
+
+    Taught in :ref:`sec-training-translation-real`.
+    """
 
     train_source: list
     train_target: list
@@ -385,9 +390,23 @@ def _check_fraction(value: Any, name: str, low_open: bool) -> None:
         check_number(value, name, minimum=0, below=1)
 
 
+def _check_split(source: Sequence, target: Sequence, test_fraction: Any,
+                 dev_fraction: Any) -> None:
+    """The argument checks of :func:`split_held_out`."""
+    if len(source) != len(target):
+        raise ValueError(f"source and target must have the same length; got {len(source)} and "
+                         f"{len(target)}")
+    _check_fraction(test_fraction, "test_fraction", low_open=True)
+    if dev_fraction is not None:
+        _check_fraction(dev_fraction, "dev_fraction", low_open=False)
+
+
 def _held_part(groups: dict, keys: list, source: Sequence, target: Sequence,
                seen_targets: set | None) -> tuple[list, list, int]:
-    """Sources (the first line of each group), references and the number dropped."""
+    """Sources (the first line of each group), references and the number dropped.
+
+    Taught in :ref:`sec-training-translation-real`.
+    """
     sources, references, dropped = [], [], 0
     for key in keys:
         lines = groups[key]
@@ -431,19 +450,16 @@ def split_held_out(source: Sequence[Sequence[str]], target: Sequence[Sequence[st
         held-out distinct sources in corpus order and, for each, the list of its translations.
         With any of them: a :class:`HeldOutSplit`, the same plus the dev part and the counts
         of dropped sentences.
+
+    Taught in :ref:`sec-training-translation-real`.
     """
-    if len(source) != len(target):
-        raise ValueError(f"source and target must have the same length; got {len(source)} and "
-                         f"{len(target)}")
-    _check_fraction(test_fraction, "test_fraction", low_open=True)
-    if dev_fraction is not None:
-        _check_fraction(dev_fraction, "dev_fraction", low_open=False)
+    _check_split(source, target, test_fraction, dev_fraction)  # @check
     key = normalise_source if normalise else tuple
     groups: dict[tuple[str, ...], list[int]] = {}
     for i, src in enumerate(source):
         groups.setdefault(key(src), []).append(i)
     distinct = list(groups)
-    if len(distinct) < 2:
+    if len(distinct) < 2:  # @check
         raise ValueError("source must hold at least two distinct sentences to split")
     num_test = min(max(round(test_fraction * len(distinct)), 1), len(distinct) - 1)
     num_dev = min(round((dev_fraction or 0) * len(distinct)), len(distinct) - 1 - num_test)

@@ -53,10 +53,12 @@ def length_penalty(kind: str | None = "gnmt", alpha: float = 0.6) -> LengthPenal
     alpha = 0.6); ``'d2l'``: ``|Y| ** alpha`` (d2l's beam search, alpha = 0.75); ``None``: 1,
     the raw log-probability. A hypothesis is ranked by ``log P(Y) / lp(|Y|)``, where ``|Y|``
     counts ``<eos>``.
+
+    Taught in :ref:`sec-training-translation-beam`.
     """
-    if kind not in ("gnmt", "d2l", None):
+    if kind not in ("gnmt", "d2l", None):  # @check
         raise ValueError(f"length_penalty kind must be 'gnmt', 'd2l' or None; got {kind!r}")
-    check_number(alpha, "alpha", minimum=0)
+    check_number(alpha, "alpha", minimum=0)  # @check
     if kind == "gnmt":
         return lambda n: ((5 + n.double()) / 6) ** alpha
     if kind == "d2l":
@@ -86,11 +88,12 @@ def _max_lens(max_len: int | torch.Tensor, batch_size: int,
     Taught in :ref:`sec-training-translation-predict`.
     """
     if isinstance(max_len, torch.Tensor):
-        if max_len.shape != (batch_size,) or int(max_len.min()) < 1:
+        if max_len.shape != (batch_size,) or int(max_len.min()) < 1:  # @check
             raise ValueError(f"max_len must be a positive int or a tensor of {batch_size} "
                              f"positive lengths; got shape {tuple(max_len.shape)}")
         return max_len.to(device=device, dtype=torch.long)
-    return torch.full((batch_size,), check_positive_int(max_len, "max_len"), device=device)
+    check_positive_int(max_len, "max_len")  # @check
+    return torch.full((batch_size,), max_len, device=device)
 
 
 def _start(net: nn.Module, src: torch.Tensor, src_valid_len: torch.Tensor | None,
@@ -100,10 +103,10 @@ def _start(net: nn.Module, src: torch.Tensor, src_valid_len: torch.Tensor | None
 
     Taught in :ref:`sec-training-translation-predict`.
     """
-    if src.dim() != 2:
+    if src.dim() != 2:  # @check
         raise ValueError(f"src must have shape (batch_size, num_steps); got {tuple(src.shape)}")
     if src_valid_len is not None:
-        if src_valid_len.shape != src.shape[:1]:
+        if src_valid_len.shape != src.shape[:1]:  # @check
             raise ValueError(f"src_valid_len must have shape ({src.shape[0]},); "
                              f"got {tuple(src_valid_len.shape)}")
         width = max(int(src_valid_len.max()), 1)
@@ -169,7 +172,10 @@ def greedy_search(net: nn.Module, src: torch.Tensor, src_valid_len: torch.Tensor
 
 
 class _Beams:
-    """The bookkeeping of batched beam search for the sentences still being decoded."""
+    """The bookkeeping of batched beam search for the sentences still being decoded.
+
+    Taught in :ref:`sec-training-translation-beam`.
+    """
 
     def __init__(self, B: int, k: int, steps: int, eos: int, device: torch.device) -> None:
         self.k, self.eos = k, eos
@@ -248,8 +254,11 @@ def beam_search(net: nn.Module, src: torch.Tensor, src_valid_len: torch.Tensor |
 
     Returns:
         :class:`Decoded` with each sentence's best hypothesis and its score.
+
+    Taught in :ref:`sec-training-translation-beam`.
     """
-    k = check_positive_int(beam_size, "beam_size")
+    check_positive_int(beam_size, "beam_size")  # @check
+    k = beam_size
     lp = length_penalty(penalty, alpha)
     B, device = src.shape[0], src.device
     limits = _max_lens(max_len, B, device)

@@ -155,7 +155,7 @@ class RMSNorm(nn.Module):
 
     def __init__(self, num_features: int, eps: float = 1e-5) -> None:
         super().__init__()
-        check_positive_int(num_features, "num_features")
+        check_positive_int(num_features, "num_features")  # @check
         self.eps = eps
         self.weight = nn.Parameter(torch.ones(num_features))
 
@@ -189,12 +189,12 @@ def apply_rope(X: torch.Tensor, positions: torch.Tensor, base: float = 10000.0,
     Taught in :ref:`sec-modern-transformer-rope`.
     """
     d = X.shape[-1]
-    if d % 2:
+    if d % 2:  # @check
         raise ValueError(f"RoPE rotates pairs of features: the last dimension must be even; "
                          f"got {d}")
-    if layout not in ("interleaved", "half"):
+    if layout not in ("interleaved", "half"):  # @check
         raise ValueError(f"layout must be 'interleaved' or 'half'; got {layout!r}")
-    if positions.shape != (X.shape[-2],):
+    if positions.shape != (X.shape[-2],):  # @check
         raise ValueError(f"positions must have shape (T,) = ({X.shape[-2]},); got "
                          f"{tuple(positions.shape)}")
     theta = base ** (-torch.arange(0, d, 2, dtype=torch.float64, device=X.device) / d)
@@ -215,8 +215,8 @@ def rope_permutation(d: int) -> torch.Tensor:
 
     Taught in :ref:`sec-modern-transformer-rope`.
     """
-    check_positive_int(d, "d")
-    if d % 2:
+    check_positive_int(d, "d")  # @check
+    if d % 2:  # @check
         raise ValueError(f"d must be even; got {d}")
     return torch.cat((torch.arange(0, d, 2), torch.arange(1, d, 2)))
 
@@ -396,11 +396,12 @@ class DecoderLM(nn.Module):
             nn.init.zeros_(m.bias)
 
     def forward(self, X: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
-        if X.dim() != 2:
+        if X.dim() != 2:  # @check
             raise ValueError(f"X must hold token ids of shape (B, T); got {tuple(X.shape)}")
         start = 0 if cache is None else cache.length
         end = start + X.shape[1]
-        if self.config.position in ("sinusoidal", "learned") and end > self.config.max_len:
+        if (self.config.position in ("sinusoidal", "learned")  # @check
+                and end > self.config.max_len):
             raise ValueError(f"positions up to {end} exceed max_len = {self.config.max_len}")
         H = self.embedding(X)
         if self.pos_embedding is not None:
@@ -425,7 +426,7 @@ def top_k_filter(logits: torch.Tensor, k: int) -> torch.Tensor:
 
     Taught in :ref:`sec-modern-transformer-generation`.
     """
-    check_positive_int(k, "k")
+    check_positive_int(k, "k")  # @check
     k = min(k, logits.shape[-1])
     kth = torch.topk(logits, k, dim=-1).values[..., -1:]
     return logits.masked_fill(logits < kth, float("-inf"))
@@ -442,7 +443,7 @@ def top_p_filter(logits: torch.Tensor, p: float) -> torch.Tensor:
 
     Taught in :ref:`sec-modern-transformer-generation`.
     """
-    check_number(p, "p", above=0, maximum=1)
+    check_number(p, "p", above=0, maximum=1)  # @check
     probs = torch.softmax(logits.double(), dim=-1)
     sorted_probs, order = torch.sort(probs, dim=-1, descending=True, stable=True)
     mass_before = sorted_probs.cumsum(-1) - sorted_probs
@@ -462,8 +463,8 @@ def sample_next(logits: torch.Tensor, *, temperature: float = 1.0, top_k: int | 
 
     Taught in :ref:`sec-modern-transformer-generation`.
     """
-    check_number(temperature, "temperature", minimum=0)
-    if logits.dim() != 2:
+    check_number(temperature, "temperature", minimum=0)  # @check
+    if logits.dim() != 2:  # @check
         raise ValueError(f"logits must have shape (B, V); got {tuple(logits.shape)}")
     if temperature == 0:
         return logits.argmax(-1)
@@ -492,10 +493,10 @@ def generate(model: DecoderLM, prompt: torch.Tensor, max_new_tokens: int, *,
 
     Taught in :ref:`sec-modern-transformer-generation`.
     """
-    check_positive_int(max_new_tokens, "max_new_tokens")
-    if context is not None:
+    check_positive_int(max_new_tokens, "max_new_tokens")  # @check
+    if context is not None:  # @check
         check_positive_int(context, "context")
-    if prompt.dim() != 2 or prompt.shape[1] == 0:
+    if prompt.dim() != 2 or prompt.shape[1] == 0:  # @check
         raise ValueError(f"prompt must be token ids of shape (B, T) with T >= 1; got "
                          f"{tuple(prompt.shape)}")
     was_training = model.training
@@ -523,8 +524,8 @@ def make_adamw(model: nn.Module, lr: float, *, weight_decay: float = 0.1,
 
     Taught in :ref:`sec-modern-transformer-training`.
     """
-    check_number(lr, "lr", above=0)
-    check_number(weight_decay, "weight_decay", minimum=0)
+    check_number(lr, "lr", above=0)  # @check
+    check_number(weight_decay, "weight_decay", minimum=0)  # @check
     params = [p for p in model.parameters() if p.requires_grad]
     groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": weight_decay},
               {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
@@ -540,11 +541,11 @@ def warmup_cosine(optimizer: torch.optim.Optimizer, warmup_steps: int, total_ste
 
     Taught in :ref:`sec-modern-transformer-training`.
     """
-    check_positive_int(total_steps, "total_steps")
-    if not 0 <= warmup_steps < total_steps:
+    check_positive_int(total_steps, "total_steps")  # @check
+    if not 0 <= warmup_steps < total_steps:  # @check
         raise ValueError(f"warmup_steps must be in [0, total_steps = {total_steps}); got "
                          f"{warmup_steps}")
-    check_number(min_lr_ratio, "min_lr_ratio", minimum=0, maximum=1)
+    check_number(min_lr_ratio, "min_lr_ratio", minimum=0, maximum=1)  # @check
     lr = optimizer.param_groups[0]["lr"]
     sched = torch.optim.lr_scheduler
     cosine = sched.CosineAnnealingLR(optimizer, T_max=total_steps - warmup_steps,

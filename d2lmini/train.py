@@ -48,7 +48,7 @@ def sequence_mask(X: torch.Tensor, valid_len: torch.Tensor, value: float = 0) ->
 
     Taught in :ref:`sec-training-translation-loss`.
     """
-    if X.dim() < 2 or valid_len.shape != X.shape[:1]:
+    if X.dim() < 2 or valid_len.shape != X.shape[:1]:  # @check
         raise ValueError(f"X must have shape (batch_size, num_steps, ...) and valid_len "
                          f"(batch_size,); got {tuple(X.shape)} and {tuple(valid_len.shape)}")
     mask = lengths_to_mask(valid_len, X.shape[1])  # (B, T)
@@ -74,7 +74,7 @@ class MaskedSoftmaxCELoss(nn.CrossEntropyLoss):
     """
 
     def __init__(self, label_smoothing: float = 0.0, *, pad_index: int | None = None) -> None:
-        if not 0 <= label_smoothing < 1:
+        if not 0 <= label_smoothing < 1:  # @check
             raise ValueError(f"label_smoothing must be in [0, 1); got {label_smoothing!r}")
         super().__init__(reduction="none",
                          label_smoothing=label_smoothing if pad_index is None else 0.0)
@@ -82,7 +82,7 @@ class MaskedSoftmaxCELoss(nn.CrossEntropyLoss):
 
     def forward(self, pred: torch.Tensor, label: torch.Tensor,
                 valid_len: torch.Tensor) -> torch.Tensor:
-        if pred.dim() != 3 or label.shape != pred.shape[:2]:
+        if pred.dim() != 3 or label.shape != pred.shape[:2]:  # @check
             raise ValueError(f"pred must have shape (batch_size, num_steps, vocab_size) and "
                              f"label (batch_size, num_steps); got {tuple(pred.shape)} and "
                              f"{tuple(label.shape)}")
@@ -108,7 +108,7 @@ def grad_clipping(net: nn.Module, theta: float) -> torch.Tensor:
 
     Taught in :ref:`sec-training-translation-training`.
     """
-    if not theta > 0:
+    if not theta > 0:  # @check
         raise ValueError(f"theta must be positive; got {theta!r}")
     params = [p for p in net.parameters() if p.grad is not None]
     return torch.nn.utils.clip_grad_norm_(params, theta)
@@ -268,26 +268,26 @@ class TrainConfig:
     def __post_init__(self) -> None:
         check_positive_int(self.num_epochs, "num_epochs")
         check_number(self.lr, "lr", above=0)
-        if not isinstance(self.betas, tuple) or len(self.betas) != 2:
+        if not isinstance(self.betas, tuple) or len(self.betas) != 2:  # @check
             raise TypeError(f"betas must be a tuple of two numbers; got {self.betas!r}")
-        for beta in self.betas:
+        for beta in self.betas:  # @check
             check_number(beta, "betas", minimum=0, below=1)
-        check_number(self.eps, "eps", minimum=0)
+        check_number(self.eps, "eps", minimum=0)  # @check
         if (self.warmup_steps is None) != (self.num_hiddens is None):
             raise ValueError("warmup_steps and num_hiddens go together (the paper's schedule "
                              f"needs both); got warmup_steps={self.warmup_steps!r}, "
                              f"num_hiddens={self.num_hiddens!r}")
-        if self.warmup_steps is not None:
+        if self.warmup_steps is not None:  # @check
             check_positive_int(self.warmup_steps, "warmup_steps")
             check_positive_int(self.num_hiddens, "num_hiddens")
-        check_number(self.label_smoothing, "label_smoothing", minimum=0, below=1)
-        if self.grad_clip is not None:
+        check_number(self.label_smoothing, "label_smoothing", minimum=0, below=1)  # @check
+        if self.grad_clip is not None:  # @check
             check_number(self.grad_clip, "grad_clip", above=0)
-        check_int(self.num_snapshots, "num_snapshots", minimum=0)
-        check_number(self.snapshot_every, "snapshot_every", above=0, maximum=1)
-        for name in ("smoothing_skips_pad", "init", "amp"):
+        check_int(self.num_snapshots, "num_snapshots", minimum=0)  # @check
+        check_number(self.snapshot_every, "snapshot_every", above=0, maximum=1)  # @check
+        for name in ("smoothing_skips_pad", "init", "amp"):  # @check
             check_bool(getattr(self, name), name)
-        if self.seed is not None:
+        if self.seed is not None:  # @check
             check_non_negative_int(self.seed, "seed")
 
 
@@ -315,12 +315,12 @@ class Trainer:
                  device: torch.device | str = "cpu", *,
                  scheduler: Callable[[torch.optim.Optimizer], Any] | None = None) -> None:
         config = TrainConfig() if config is None else config
-        if not isinstance(config, TrainConfig):
+        if not isinstance(config, TrainConfig):  # @check
             raise TypeError(f"config must be a TrainConfig; got {type(config).__name__}")
-        if scheduler is not None and config.warmup_steps is not None:
+        if scheduler is not None and config.warmup_steps is not None:  # @check
             raise ValueError("scheduler: pass a schedule or config.warmup_steps, not both")
         self.config, self.device = config, torch.device(device)
-        if config.amp and self.device.type != "cuda":
+        if config.amp and self.device.type != "cuda":  # @check
             raise ValueError(f"amp (bfloat16 autocast) needs a CUDA device; got {self.device}")
         if config.seed is not None:
             torch.manual_seed(config.seed)
@@ -536,9 +536,11 @@ def transformer_lr_lambda(num_hiddens: int, warmup_steps: int = 4000) -> Callabl
 
     Returns a function of the 0-based step for ``torch.optim.lr_scheduler.LambdaLR`` (with
     the optimizer's base learning rate 1.0); it counts steps from 1.
+
+    Taught in :ref:`sec-training-translation-real`.
     """
-    check_positive_int(num_hiddens, "num_hiddens")
-    check_positive_int(warmup_steps, "warmup_steps")
+    check_positive_int(num_hiddens, "num_hiddens")  # @check
+    check_positive_int(warmup_steps, "warmup_steps")  # @check
 
     def lr_lambda(step: int) -> float:
         step += 1
@@ -559,19 +561,21 @@ def average_checkpoints(state_dicts: Sequence[Mapping[str, torch.Tensor]]
     Raises:
         TypeError: ``state_dicts`` is not a sequence of mappings of tensors.
         ValueError: it is empty, or the checkpoints differ in their keys or shapes.
+
+    Taught in :ref:`sec-training-translation-real`.
     """
-    if isinstance(state_dicts, Mapping) or not isinstance(state_dicts, Sequence):
+    if isinstance(state_dicts, Mapping) or not isinstance(state_dicts, Sequence):  # @check
         raise TypeError("state_dicts must be a list of state_dicts; got "
                         f"{type(state_dicts).__name__}")
-    if not state_dicts:
+    if not state_dicts:  # @check
         raise ValueError("state_dicts must hold at least one checkpoint; got an empty list")
-    for i, sd in enumerate(state_dicts):
+    for i, sd in enumerate(state_dicts):  # @check
         if not isinstance(sd, Mapping) or not all(isinstance(v, torch.Tensor)
                                                   for v in sd.values()):
             raise TypeError(f"state_dicts[{i}] must be a mapping of names to tensors "
                             f"(a state_dict); got {type(sd).__name__}")
     last = state_dicts[-1]
-    for i, sd in enumerate(state_dicts):
+    for i, sd in enumerate(state_dicts):  # @check
         if set(sd) != set(last):
             raise ValueError(f"state_dicts[{i}] has other keys than the last checkpoint: "
                              f"{sorted(set(sd) ^ set(last))[:5]}")

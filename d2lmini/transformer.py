@@ -65,7 +65,7 @@ class TransformerConfig:
     tie_output: bool = False
     max_len: int = 1000
 
-    def __post_init__(self) -> None:
+    def __post_init__(self) -> None:  # @check
         for name in ("src_vocab_size", "tgt_vocab_size"):
             if getattr(self, name) is not None:
                 check_positive_int(getattr(self, name), name)
@@ -87,7 +87,7 @@ class TransformerConfig:
         """``src_vocab_size`` (``side='src'``) or ``tgt_vocab_size`` (``'tgt'``), which must
         be set."""
         size = getattr(self, f"{side}_vocab_size")
-        if size is None:
+        if size is None:  # @check
             raise ValueError(f"{side}_vocab_size must be set to build the "
                              f"{'encoder' if side == 'src' else 'decoder'}; got None")
         return size
@@ -252,10 +252,10 @@ class TransformerEncoder(nn.Module):
 
     def forward(self, X: torch.Tensor, valid_lens: torch.Tensor | None = None) -> torch.Tensor:
         max_len = self.pos_encoding.P.shape[1]
-        if X.dim() != 2 or X.shape[1] > max_len:
+        if X.dim() != 2 or X.shape[1] > max_len:  # @check
             raise ValueError(f"X must have shape (batch_size, num_steps <= {max_len}); "
                              f"got {tuple(X.shape)}")
-        if valid_lens is not None and valid_lens.shape not in (X.shape[:1], X.shape[:2]):
+        if valid_lens is not None and valid_lens.shape not in (X.shape[:1], X.shape[:2]):  # @check
             raise ValueError(f"valid_lens must have shape {tuple(X.shape[:1])} or "
                              f"{tuple(X.shape[:2])}; got {tuple(valid_lens.shape)}")
         # The embedding's entries are about 1/sqrt(d); scaling by sqrt(d) puts them on
@@ -436,10 +436,10 @@ class TransformerDecoder(nn.Module):
         projected cross-attention keys and values of every layer, an empty self-attention
         cache (``reserve``: target positions to allocate room for when decoding step by
         step) and ``offset`` 0."""
-        if enc_outputs.dim() != 3 or enc_outputs.shape[-1] != self.num_hiddens:
+        if enc_outputs.dim() != 3 or enc_outputs.shape[-1] != self.num_hiddens:  # @check
             raise ValueError(f"enc_outputs must have shape (batch_size, num_steps, "
                              f"{self.num_hiddens}); got {tuple(enc_outputs.shape)}")
-        if enc_valid_lens is not None and enc_valid_lens.shape != enc_outputs.shape[:1]:
+        if enc_valid_lens is not None and enc_valid_lens.shape != enc_outputs.shape[:1]:  # @check
             raise ValueError(f"enc_valid_lens must have shape ({enc_outputs.shape[0]},); "
                              f"got {tuple(enc_valid_lens.shape)}")
         cross_kv = [blk.attention2.project_kv(enc_outputs, enc_outputs) for blk in self.blks]
@@ -448,7 +448,7 @@ class TransformerDecoder(nn.Module):
     def forward(self, X: torch.Tensor,
                 state: DecoderState) -> tuple[torch.Tensor, DecoderState]:
         room = self.pos_encoding.P.shape[1] - state.offset  # positions left before max_len
-        if X.dim() != 2 or X.shape[1] > room:
+        if X.dim() != 2 or X.shape[1] > room:  # @check
             raise ValueError(f"X must have shape (batch_size, T <= max_len - offset = {room});"
                              f" got {tuple(X.shape)}")
         X = self.pos_encoding(self.embedding(X) * math.sqrt(self.num_hiddens), state.offset)
@@ -474,7 +474,7 @@ class EncoderDecoder(nn.Module):
 
     def forward(self, enc_X: torch.Tensor, dec_X: torch.Tensor,
                 enc_valid_lens: torch.Tensor | None = None) -> tuple[torch.Tensor, Any]:
-        if enc_X.shape[0] != dec_X.shape[0]:
+        if enc_X.shape[0] != dec_X.shape[0]:  # @check
             raise ValueError(f"enc_X and dec_X must have the same batch size; got "
                              f"{tuple(enc_X.shape)} and {tuple(dec_X.shape)}")
         enc_outputs = self.encoder(enc_X, enc_valid_lens)

@@ -127,3 +127,92 @@ def test_every_pointer_names_a_label_of_the_edition(lang):
     for path in (ROOT / "d2lmini").glob("*.py"):
         pointers |= set(re.findall(r"Taught in :ref:`([\w-]+)`", path.read_text(encoding="utf-8")))
     assert pointers and pointers <= labels, sorted(pointers - labels)
+
+
+CHECKED = '''
+    def scaled(x, factor=2):
+        """Multiply by a factor.
+
+        Taught in :ref:`sec-demo`.
+        """
+        if factor <= 0:  # @check
+            raise ValueError(f"factor must be positive; got {factor}")
+        check_number(x, "x")  # @check
+        y = x * factor  # the product
+        return y + 0
+    '''
+
+
+def test_check_statements_stay_in_the_package_and_out_of_the_chapter(tmp_path, capsys):
+    """A ``# @check`` statement is the package's alone: a cell without it is in sync, a cell
+    that shows it is rewritten without it, and any other difference still fails."""
+    package = _package(tmp_path, CHECKED)
+    algorithm = '''
+        def scaled(x, factor=2):
+            """Doc of the book."""
+            y = x * factor  # 乘积
+            return y + 0'''
+    chapter = _chapter(tmp_path, algorithm)
+    assert sync.main(["--check"], package=package, paths=[chapter]) == 0
+    _chapter(tmp_path, algorithm.replace("return y + 0", "return y"))
+    assert sync.main(["--check"], package=package, paths=[chapter]) == 1
+    assert "+    return y + 0" in capsys.readouterr().out  # the algorithm must match
+    _chapter(tmp_path, algorithm.replace('"""\n', '"""\n            check_number(x, "x")\n'))
+    assert sync.main(["--write"], package=package, paths=[chapter]) == 0
+    text = chapter.read_text(encoding="utf-8")
+    assert "check_number" not in text and "raise" not in text and "# 乘积" in text
+
+
+def test_a_checked_method_is_left_out_whole():
+    package = textwrap.dedent('''
+        class C:
+            """Doc."""
+
+            def __post_init__(self) -> None:  # @check
+                if self.x < 0:
+                    raise ValueError("x")
+
+            def value(self):
+                return self.x''').strip()
+    assert "__post_init__" not in sync.merge('class C:\n    """Doc."""', package)
+    assert sync.without_checks(package).count("\n") == package.count("\n") - 4
+
+
+def test_a_check_mark_on_a_continuation_line_fails():
+    with pytest.raises(ValueError, match="starts no statement"):
+        sync.without_checks("def f(a,\n      b):  # @check\n    return a\n")
+
+
+def _only_checks(node) -> bool:
+    """A statement that only validates: a ``raise``, a ``check_*`` call, or an ``if``/``for``/
+    ``def`` whose body holds nothing else."""
+    import ast
+
+    if isinstance(node, ast.Raise):
+        return True
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        func = node.value.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+        return name.lstrip("_").startswith("check")
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+        return True  # a docstring
+    if isinstance(node, (ast.If, ast.For, ast.FunctionDef)):
+        return all(_only_checks(n) for n in node.body + getattr(node, "orelse", []))
+    return False
+
+
+def test_check_marks_hide_only_argument_checks():
+    """The preface says a ``# @save`` cell leaves out only argument checks: every statement
+    the package marks ``# @check`` raises or calls a ``check_*`` function, and nothing else."""
+    import ast
+
+    marked = 0
+    for path in sorted((ROOT / "d2lmini").glob("*.py")):
+        src = path.read_text(encoding="utf-8")
+        lines = {i for i, (_, comment) in enumerate(sync._split_comments(src), start=1)
+                 if sync.CHECK_MARK.search(comment)}
+        for node in ast.walk(ast.parse(src)):
+            if isinstance(node, ast.stmt) and node.lineno in lines:
+                marked += 1
+                assert _only_checks(node), f"{path.name}:{node.lineno} is not only a check"
+    assert marked, "no statement is marked # @check"

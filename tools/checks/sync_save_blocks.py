@@ -14,6 +14,11 @@ one of the same name in ``d2lmini/*.py``. Regenerating keeps what belongs to the
 * its comments, line by line, on every line whose code is unchanged (the Chinese edition
   comments in Chinese); a changed or new line takes the package's line, comment included.
 
+A statement of the package whose first line ends with the comment ``# @check`` (an argument
+check: an ``if ...: raise``, a ``check_*`` call, even a whole method) is the package's alone:
+the chapter omits it, so that the cell shows the algorithm and the package still fails with a
+clear error at its public entry points. Every other line must match.
+
 It fails when a ``@save`` name is not defined in the package or is defined in two of its
 modules, and when the package's docstring of a mirrored ``def``/``class`` does not point back
 to the section that teaches it with a line ``Taught in :ref:`<label>`.`` (the label of the
@@ -165,11 +170,44 @@ def _units(src: str) -> list[tuple[list[str], str, str]]:
     return units
 
 
+CHECK_MARK = re.compile(r"#\s*@check\s*$")
+
+
+def without_checks(src: str) -> str:
+    """``src`` without its package-only statements: those whose first line ends with the
+    comment ``# @check`` (decorators and the whole body of a marked ``def`` included)."""
+    lines = src.splitlines(keepends=True)
+    marked = {i for i, (_, comment) in enumerate(_split_comments(src), start=1)
+              if CHECK_MARK.search(comment)}
+    if not marked:
+        return src
+    drop: set[int] = set()
+    found: set[int] = set()
+    for node in ast.walk(ast.parse(src)):
+        if isinstance(node, ast.stmt) and node.lineno in marked:
+            start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+            drop.update(range(start, node.end_lineno + 1))
+            found.add(node.lineno)
+            blank = [start - 2, node.end_lineno]  # the lines around it (0-based)
+            if all(0 <= i < len(lines) and not lines[i].strip() for i in blank):
+                drop.add(node.end_lineno + 1)  # one blank line between its neighbours
+    if marked - found:
+        raise ValueError(f"'# @check' marks a line that starts no statement: line "
+                         f"{min(marked - found)} of\n{src}")
+    out = "".join(line for i, line in enumerate(lines, start=1) if i not in drop)
+    try:
+        ast.parse(out)
+    except SyntaxError as err:
+        raise ValueError(f"without its '# @check' statements a block is empty ({err}); mark "
+                         f"the whole statement instead:\n{src}") from err
+    return out
+
+
 def merge(cell_src: str, package_src: str) -> str:
-    """The cell's definition regenerated from the package's: package code, cell docstrings,
-    and the cell's comments on unchanged lines. Both arguments and the result end without a
-    newline."""
-    target = with_cell_docstrings(package_src, cell_src)
+    """The cell's definition regenerated from the package's: package code without its
+    ``# @check`` statements, cell docstrings, and the cell's comments on unchanged lines. Both
+    arguments and the result end without a newline."""
+    target = with_cell_docstrings(without_checks(package_src), cell_src)
     cell_units, pkg_units = _units(cell_src), _units(target)
     matcher = difflib.SequenceMatcher(None, [u[2] for u in cell_units],
                                       [u[2] for u in pkg_units], autojunk=False)
