@@ -370,3 +370,54 @@ def test_no_cell_shows_a_python_string(book, lang):
             if re.fullmatch(r"""(['"]).*\1""", text, re.S):
                 shown.append(f"{name}: {text[:80]}")
     assert not shown, f"{lang}: cells show a Python string:\n" + "\n".join(shown)
+
+
+def _heading_titles(html_root: Path, lang: str) -> set[str]:
+    """The title of every section of the edition, as a {ref} renders it (no section number,
+    no "#" link)."""
+    titles = set()
+    for name in toc_files():
+        for h in soup(html_root / lang / f"{name}.html").select("article :is(h1,h2,h3,h4,h5,h6)"):
+            for extra in h.select(".section-number, a.headerlink"):
+                extra.decompose()
+            titles.add(h.get_text().strip())
+    return titles
+
+
+def bare_section_titles(html_root: Path, lang: str) -> list[str]:
+    """Cross-references in running text that render a section's title without the quotation
+    marks of the book's style (“Title”; tools/build/book_sphinx/xrefs.py): for each, the page
+    and the text around it. A reference that stands alone in its list item or table cell is no
+    sentence and may stay bare; one with the author's own text is not a title."""
+    titles = _heading_titles(html_root, lang)
+    letter = re.compile(r"[^\W\d_]")
+    bad = []
+    for name in toc_files():
+        article = soup(html_root / lang / f"{name}.html").select_one("article")
+        for a in article.select("a.reference.internal"):
+            text = a.get_text()
+            if text.strip() not in titles or not a.select_one("span.std-ref"):
+                continue
+            block = a.find_parent(["p", "li", "td", "th", "dt", "dd", "caption", "figcaption"])
+            inside = {id(s) for s in a.find_all(string=True)}
+            rest = "".join(s for s in block.find_all(string=True) if id(s) not in inside)
+            if not letter.search(rest):
+                continue  # a list of sections, "1. Title" in a table: not a sentence
+            before = next((s for s in a.find_all_previous(string=True) if s.strip()), "")
+            after = next((s for s in a.find_all_next(string=True)
+                          if id(s) not in inside and s.strip()), "")
+            if not (before.rstrip().endswith("“") and after.lstrip().startswith("”")):
+                bad.append(f"{name}: …{before[-20:]}[{text}]{after[:20]}…")
+            elif lang == "zh" and (before.endswith((" “", "\n“"))
+                                   or after.startswith(("” ", "”\n"))):
+                bad.append(f"{name}: a space beside a full-width mark: …{before[-20:]}[{text}]"
+                           f"{after[:20]}…")
+    return bad
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_section_titles_in_sentences_are_quoted(book, lang):
+    """zh review M3: "见 可学习的还是固定的？。" -- a title a cross-reference renders inside a
+    sentence is in quotation marks, “可学习的还是固定的？”, in both editions."""
+    bad = bare_section_titles(book, lang)
+    assert not bad, f"{lang}: {len(bad)} bare section titles:\n" + "\n".join(bad[:40])
