@@ -421,3 +421,52 @@ def test_section_titles_in_sentences_are_quoted(book, lang):
     sentence is in quotation marks, “可学习的还是固定的？”, in both editions."""
     bad = bare_section_titles(book, lang)
     assert not bad, f"{lang}: {len(bad)} bare section titles:\n" + "\n".join(bad[:40])
+
+
+def repeated_streams(notebook: Path) -> list[str]:
+    """Cells of an executed notebook in which a stream output ends with the text of the later
+    streams of the same name: what myst-nb's in-place merge left in the notebook it wrote
+    (zh review M9: the word2vec log and the analogy table printed twice in the download)."""
+    import nbformat
+
+    nb = nbformat.read(notebook, as_version=4)
+    found = []
+    for k, cell in enumerate(nb.cells):
+        for name in ("stdout", "stderr"):
+            texts = [o.text for o in cell.get("outputs", [])
+                     if o.output_type == "stream" and o.name == name]
+            for j in range(1, len(texts)):
+                later = "".join(t.rstrip() + "\n" for t in texts[j:] if t.strip()).rstrip()
+                if later and texts[j - 1].rstrip().endswith(later):
+                    found.append(f"{notebook.name} cell {k}: {later[:60]!r} twice")
+                    break
+    return found
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_downloaded_notebooks_print_each_output_once(book, lang):
+    """The ".ipynb" download of each executed page (``_sources/<page>.ipynb``) has every
+    printed line once (``book_sphinx.reader.merge_copies``)."""
+    notebooks_ = sorted((book / lang / "_sources").glob("*.ipynb"))
+    assert notebooks_, f"{lang}: no executed notebook to download"
+    bad = [line for nb in notebooks_ for line in repeated_streams(nb)]
+    assert not bad, f"{lang}: outputs repeated in the downloaded notebooks:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_pdf_button_shown_only_when_the_pdf_exists(book, lang):
+    """en review m4: ``make book`` builds no PDF, so its pages' PDF button would 404; it is
+    rendered hidden until ``make pdf`` puts the PDF in the site (then it shows:
+    ``tests/build/test_pdf.py``). The landing page lists only the PDFs that exist."""
+    from tools.bookmeta import pdf_name
+
+    for name in toc_files():
+        links = soup(book / lang / f"{name}.html").select("a.book-pdf-link")
+        assert len(links) == 1, f"{lang}/{name}: {len(links)} PDF buttons"
+        target = (book / lang / links[0]["href"]).resolve()
+        assert target.name == pdf_name(lang), (name, links[0]["href"])
+        assert links[0].has_attr("hidden") != target.is_file(), (
+            f"{lang}/{name}: PDF button {'hidden' if links[0].has_attr('hidden') else 'shown'}, "
+            f"the PDF {'exists' if target.is_file() else 'does not exist'}")
+    landing = (book / "index.html").read_text(encoding="utf-8")
+    assert (f'href="pdf/{pdf_name(lang)}"' in landing) == (book / "pdf" / pdf_name(lang)).is_file()

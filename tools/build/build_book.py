@@ -603,12 +603,29 @@ def edition_toc(lang: str, toc_path: Path, only: str | None, variant: str,
     return toc_path
 
 
+#: the landing page's PDF links, one per edition whose PDF is built
+PDF_LINKS = {
+    "zh": ('<a href="pdf/{name}" lang="zh-CN" hreflang="zh-CN" type="application/pdf">'
+           '中文版 PDF</a>'),
+    "en": '<a href="pdf/{name}" hreflang="en" type="application/pdf">English edition (PDF)</a>',
+}
+
+
 def write_root_index(out_root: Path) -> None:
-    """The site's landing page: it sends a reader to the edition of their language."""
+    """The site's landing page: it sends a reader to the edition of their language, and lists
+    the downloads, the PDF of an edition only where it is built (in ``<site>/pdf/`` or in
+    ``_build/pdf/``, from where :func:`publish_downloads` copies it)."""
+    from tools.bookmeta import pdf_name
+    from tools.build.book_sphinx.reader import pdf_built
+
     template = string.Template((TEMPLATES / "root_index.html").read_text(encoding="utf-8"))
     out_root.mkdir(parents=True, exist_ok=True)
+    links = [PDF_LINKS[lang].format(name=pdf_name(lang)) for lang in ("zh", "en")
+             if pdf_built(out_root / lang, pdf_name(lang))]
+    pdfs = "<li>" + "\n      · ".join(links) + "</li>"
     (out_root / "index.html").write_text(
-        template.substitute(title_zh=TITLES["zh"], title_en=TITLES["en"]), encoding="utf-8")
+        template.substitute(title_zh=TITLES["zh"], title_en=TITLES["en"],
+                            pdf_links=pdfs if links else ""), encoding="utf-8")
     (out_root / ".nojekyll").write_text("")
 
 
