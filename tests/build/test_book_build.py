@@ -297,7 +297,8 @@ def test_zh_paragraphs_have_no_breaks_between_chinese_characters(book):
     """A soft line break of the source renders as a space; between two Chinese characters it
     must be gone (tools/build/book_sphinx/cjk.py joins them), while English keeps its spaces."""
     cjk = myst.CJK
-    gap = re.compile(f"[{cjk}]\\n[{cjk}]")
+    punct = "\u3000-\u303f\uff00-\uffef"  # full-width punctuation: no space beside it either
+    gap = re.compile(f"[{cjk}]\\n[{cjk}]|[{punct}]\\n|\\n[{punct}]")
     for name in toc_files():
         for p in soup(book / "zh" / f"{name}.html").select("article p"):
             text = p.get_text()
