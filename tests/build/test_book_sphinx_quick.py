@@ -106,3 +106,19 @@ def test_landing_page_lists_only_built_pdfs(tmp_path):
     write_root_index(tmp_path)
     text = (tmp_path / "index.html").read_text(encoding="utf-8")
     assert 'href="pdf/transformer-book-en.pdf"' in text and "transformer-book-zh.pdf" not in text
+    write_root_index(tmp_path, student=True)  # the student site: its own PDFs, none built
+    assert ".pdf" not in (tmp_path / "index.html").read_text(encoding="utf-8")
+
+
+def test_a_build_copies_the_pdfs_built_earlier_into_its_site(tmp_path):
+    """The pages show the button when the PDF is in ``_build/pdf/`` (``reader.pdf_built``):
+    then every build puts it into its site, where the button points."""
+    from tools.build.build_book import copy_pdfs
+
+    (tmp_path / "pdf").mkdir()
+    (tmp_path / "pdf" / "transformer-book-zh-student.pdf").write_bytes(b"%PDF-1.5\n")
+    (tmp_path / "student" / "zh").mkdir(parents=True)
+    assert reader.pdf_built(tmp_path / "student" / "zh", "transformer-book-zh-student.pdf")
+    copy_pdfs(tmp_path / "student", student=True, build=tmp_path)
+    assert (tmp_path / "student" / "pdf" / "transformer-book-zh-student.pdf").is_file()
+    assert not (tmp_path / "student" / "pdf" / "transformer-book-en-student.pdf").exists()

@@ -611,17 +611,18 @@ PDF_LINKS = {
 }
 
 
-def write_root_index(out_root: Path) -> None:
+def write_root_index(out_root: Path, student: bool = False) -> None:
     """The site's landing page: it sends a reader to the edition of their language, and lists
-    the downloads, the PDF of an edition only where it is built (in ``<site>/pdf/`` or in
-    ``_build/pdf/``, from where :func:`publish_downloads` copies it)."""
+    the downloads, the PDF of an edition only where it is built (in ``<site>/pdf/``, or in
+    ``_build/pdf/``, from where :func:`copy_pdfs` copies it)."""
     from tools.bookmeta import pdf_name
     from tools.build.book_sphinx.reader import pdf_built
 
     template = string.Template((TEMPLATES / "root_index.html").read_text(encoding="utf-8"))
     out_root.mkdir(parents=True, exist_ok=True)
-    links = [PDF_LINKS[lang].format(name=pdf_name(lang)) for lang in ("zh", "en")
-             if pdf_built(out_root / lang, pdf_name(lang))]
+    names = {lang: pdf_name(lang, student=student) for lang in ("zh", "en")}
+    links = [PDF_LINKS[lang].format(name=name) for lang, name in names.items()
+             if pdf_built(out_root / lang, name)]
     pdfs = "<li>" + "\n      · ".join(links) + "</li>"
     (out_root / "index.html").write_text(
         template.substitute(title_zh=TITLES["zh"], title_en=TITLES["en"],
@@ -629,17 +630,24 @@ def write_root_index(out_root: Path) -> None:
     (out_root / ".nojekyll").write_text("")
 
 
-def publish_downloads(build: Path = BUILD) -> None:
-    """After a full build: the PDFs built earlier go into the site (``tools/build/build_pdf.py``
-    builds them), and the site is zipped for offline reading (``tools/build/package_site.py``)."""
-    from tools.build import package_site
+def copy_pdfs(site: Path, student: bool = False, build: Path = BUILD) -> None:
+    """The PDFs built earlier (``tools/build/build_pdf.py``, into ``_build/pdf/``) go into the
+    site of every edition built, where its pages' PDF button points (``book_sphinx.reader``
+    shows the button when the PDF is in either place)."""
     from tools.bookmeta import pdf_name
 
     for lang in LANGS:
-        pdf = build / "pdf" / pdf_name(lang)
-        if pdf.exists():
-            (build / "html" / "pdf").mkdir(exist_ok=True)
-            shutil.copyfile(pdf, build / "html" / "pdf" / pdf.name)
+        pdf = build / "pdf" / pdf_name(lang, student=student)
+        if pdf.exists() and (site / lang).is_dir():
+            (site / "pdf").mkdir(exist_ok=True)
+            shutil.copyfile(pdf, site / "pdf" / pdf.name)
+
+
+def publish_downloads(build: Path = BUILD) -> None:
+    """After a full build: the site is zipped for offline reading
+    (``tools/build/package_site.py``), the PDFs copied into it before included."""
+    from tools.build import package_site
+
     zip_path = package_site.build_offline_copy(build / "html")
     log(f"offline copy: {zip_path} ({zip_path.stat().st_size / 2**20:.1f} MiB)")
 
@@ -697,7 +705,8 @@ def main(argv=None) -> int:
     except BuildError as e:
         print(f"[build_book] {e}", file=sys.stderr)
         return 1
-    write_root_index(build / variant)
+    copy_pdfs(build / variant, student=args.student, build=build)
+    write_root_index(build / variant, student=args.student)
     if variant == "html" and not args.lang:
         publish_downloads(build)
     total = time.perf_counter() - t0

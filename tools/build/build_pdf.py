@@ -311,10 +311,12 @@ def publish(built: list[tuple[str, str]], build: Path = BUILD) -> None:
             (site / "pdf").mkdir(exist_ok=True)
             shutil.copyfile(pdf, site / "pdf" / pdf.name)
             show_pdf_buttons(site / lang)  # the pages rendered it hidden while it was missing
+    for variant in {v for _, v in built}:  # their download lists name the PDFs now there
+        if (sites[variant] / "index.html").exists():
+            build_book.write_root_index(sites[variant], student=variant == "student")
     if any(v == "full" for _, v in built) and (sites["full"] / "index.html").exists():
         from tools.build import package_site
 
-        build_book.write_root_index(sites["full"])  # its download list names the PDFs now there
         package_site.build_offline_copy(sites["full"])
 
 
