@@ -399,7 +399,8 @@ def bare_section_titles(html_root: Path, lang: str) -> list[str]:
             text = a.get_text()
             if text.strip() not in titles or not a.select_one("span.std-ref"):
                 continue
-            block = a.find_parent(["p", "li", "td", "th", "dt", "dd", "caption", "figcaption"])
+            block = a.find_parent(["p", "li", "td", "th", "dt", "dd", "caption",
+                                   "figcaption"]) or a.parent
             inside = {id(s) for s in a.find_all(string=True)}
             rest = "".join(s for s in block.find_all(string=True) if id(s) not in inside)
             if not letter.search(rest):
