@@ -643,13 +643,18 @@ def copy_pdfs(site: Path, student: bool = False, build: Path = BUILD) -> None:
             shutil.copyfile(pdf, site / "pdf" / pdf.name)
 
 
-def publish_downloads(build: Path = BUILD) -> None:
-    """After a full build: the site is zipped for offline reading
-    (``tools/build/package_site.py``), the PDFs copied into it before included."""
+def publish_downloads(build: Path = BUILD, variant: str = "html", student: bool = False,
+                      offline_copy: bool = True) -> None:
+    """After a build: the PDFs built earlier go into the site (:func:`copy_pdfs`), its landing
+    page lists them, and (``offline_copy``: a full build of both editions) the site is zipped
+    for offline reading (``tools/build/package_site.py``)."""
     from tools.build import package_site
 
-    zip_path = package_site.build_offline_copy(build / "html")
-    log(f"offline copy: {zip_path} ({zip_path.stat().st_size / 2**20:.1f} MiB)")
+    copy_pdfs(build / variant, student=student, build=build)
+    write_root_index(build / variant, student=student)
+    if offline_copy:
+        zip_path = package_site.build_offline_copy(build / variant)
+        log(f"offline copy: {zip_path} ({zip_path.stat().st_size / 2**20:.1f} MiB)")
 
 
 def main(argv=None) -> int:
@@ -705,10 +710,8 @@ def main(argv=None) -> int:
     except BuildError as e:
         print(f"[build_book] {e}", file=sys.stderr)
         return 1
-    copy_pdfs(build / variant, student=args.student, build=build)
-    write_root_index(build / variant, student=args.student)
-    if variant == "html" and not args.lang:
-        publish_downloads(build)
+    publish_downloads(build, variant, student=args.student,
+                      offline_copy=variant == "html" and not args.lang)
     total = time.perf_counter() - t0
     log(", ".join(f"{k}: {v:.0f} s" for k, v in times.items()) + f"; total {total:.0f} s")
     log(f"open {build / variant / 'index.html'}")
