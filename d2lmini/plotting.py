@@ -51,9 +51,33 @@ def set_axes(axes: Any, xlabel: str | None, ylabel: str | None, xlim: Any, ylim:
     axes.set_yscale(yscale)
     axes.set_xlim(xlim)
     axes.set_ylim(ylim)
+    if xscale == "log":
+        _readable_log_ticks(axes.xaxis, axes.get_xlim())
+    if yscale == "log":
+        _readable_log_ticks(axes.yaxis, axes.get_ylim())
     if legend:
         axes.legend(legend)
     axes.grid(True)
+
+
+def _readable_log_ticks(axis: Any, limits: tuple[float, float]) -> None:
+    """Ticks of a log axis that spans less than two powers of ten, labelled in plain numbers.
+
+    On such an axis matplotlib labels the minor ticks as well (2×10², 3×10², 4×10², ...), and
+    the labels run into each other. Here the labelled ticks are 1, 2 and 5 times a power of
+    ten (every integer multiple when the axis spans less than a factor 4), written as plain
+    numbers (128 to 1024: 200, 500, 1000); the minor ticks stay unlabelled. Wider axes keep
+    matplotlib's labels at the powers of ten.
+    """
+    from matplotlib import ticker
+
+    lo, hi = sorted(limits)
+    if lo <= 0 or hi / lo >= 100:
+        return
+    subs = (1.0, 2.0, 5.0) if hi / lo >= 4 else tuple(float(k) for k in range(1, 10))
+    axis.set_major_locator(ticker.LogLocator(base=10, subs=subs))
+    axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(ticker.NullFormatter())
 
 
 def _to_numpy(a: Any) -> Any:

@@ -297,7 +297,8 @@ def test_zh_paragraphs_have_no_breaks_between_chinese_characters(book):
     """A soft line break of the source renders as a space; between two Chinese characters it
     must be gone (tools/build/book_sphinx/cjk.py joins them), while English keeps its spaces."""
     cjk = myst.CJK
-    gap = re.compile(f"[{cjk}]\\n[{cjk}]")
+    punct = "\u3000-\u303f\uff00-\uffef"  # full-width punctuation: no space beside it either
+    gap = re.compile(f"[{cjk}]\\n[{cjk}]|[{punct}]\\n|\\n[{punct}]")
     for name in toc_files():
         for p in soup(book / "zh" / f"{name}.html").select("article p"):
             text = p.get_text()
@@ -370,3 +371,104 @@ def test_no_cell_shows_a_python_string(book, lang):
             if re.fullmatch(r"""(['"]).*\1""", text, re.S):
                 shown.append(f"{name}: {text[:80]}")
     assert not shown, f"{lang}: cells show a Python string:\n" + "\n".join(shown)
+
+
+def _heading_titles(html_root: Path, lang: str) -> set[str]:
+    """The title of every section of the edition, as a {ref} renders it (no section number,
+    no "#" link)."""
+    titles = set()
+    for name in toc_files():
+        for h in soup(html_root / lang / f"{name}.html").select("article :is(h1,h2,h3,h4,h5,h6)"):
+            for extra in h.select(".section-number, a.headerlink"):
+                extra.decompose()
+            titles.add(h.get_text().strip())
+    return titles
+
+
+def bare_section_titles(html_root: Path, lang: str) -> list[str]:
+    """Cross-references in running text that render a section's title without the quotation
+    marks of the book's style (“Title”; tools/build/book_sphinx/xrefs.py): for each, the page
+    and the text around it. A reference that stands alone in its list item or table cell is no
+    sentence and may stay bare; one with the author's own text is not a title."""
+    titles = _heading_titles(html_root, lang)
+    letter = re.compile(r"[^\W\d_]")
+    bad = []
+    for name in toc_files():
+        article = soup(html_root / lang / f"{name}.html").select_one("article")
+        for a in article.select("a.reference.internal"):
+            text = a.get_text()
+            if text.strip() not in titles or not a.select_one("span.std-ref"):
+                continue
+            block = a.find_parent(["p", "li", "td", "th", "dt", "dd", "caption",
+                                   "figcaption"]) or a.parent
+            inside = {id(s) for s in a.find_all(string=True)}
+            rest = "".join(s for s in block.find_all(string=True) if id(s) not in inside)
+            if not letter.search(rest):
+                continue  # a list of sections, "1. Title" in a table: not a sentence
+            before = next((s for s in a.find_all_previous(string=True) if s.strip()), "")
+            after = next((s for s in a.find_all_next(string=True)
+                          if id(s) not in inside and s.strip()), "")
+            if not (before.rstrip().endswith("“") and after.lstrip().startswith("”")):
+                bad.append(f"{name}: …{before[-20:]}[{text}]{after[:20]}…")
+            elif lang == "zh" and (before.endswith((" “", "\n“"))
+                                   or after.startswith(("” ", "”\n"))):
+                bad.append(f"{name}: a space beside a full-width mark: …{before[-20:]}[{text}]"
+                           f"{after[:20]}…")
+    return bad
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_section_titles_in_sentences_are_quoted(book, lang):
+    """zh review M3: "见 可学习的还是固定的？。" -- a title a cross-reference renders inside a
+    sentence is in quotation marks, “可学习的还是固定的？”, in both editions."""
+    bad = bare_section_titles(book, lang)
+    assert not bad, f"{lang}: {len(bad)} bare section titles:\n" + "\n".join(bad[:40])
+
+
+def repeated_streams(notebook: Path) -> list[str]:
+    """Cells of an executed notebook in which a stream output ends with the text of the later
+    streams of the same name: what myst-nb's in-place merge left in the notebook it wrote
+    (zh review M9: the word2vec log and the analogy table printed twice in the download)."""
+    import nbformat
+
+    nb = nbformat.read(notebook, as_version=4)
+    found = []
+    for k, cell in enumerate(nb.cells):
+        for name in ("stdout", "stderr"):
+            texts = [o.text for o in cell.get("outputs", [])
+                     if o.output_type == "stream" and o.name == name]
+            for j in range(1, len(texts)):
+                later = "".join(t.rstrip() + "\n" for t in texts[j:] if t.strip()).rstrip()
+                if later and texts[j - 1].rstrip().endswith(later):
+                    found.append(f"{notebook.name} cell {k}: {later[:60]!r} twice")
+                    break
+    return found
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_downloaded_notebooks_print_each_output_once(book, lang):
+    """The ".ipynb" download of each executed page (``_sources/<page>.ipynb``) has every
+    printed line once (``book_sphinx.reader.merge_copies``)."""
+    notebooks_ = sorted((book / lang / "_sources").glob("*.ipynb"))
+    assert notebooks_, f"{lang}: no executed notebook to download"
+    bad = [line for nb in notebooks_ for line in repeated_streams(nb)]
+    assert not bad, f"{lang}: outputs repeated in the downloaded notebooks:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_pdf_button_shown_only_when_the_pdf_exists(book, lang):
+    """en review m4: ``make book`` builds no PDF, so its pages' PDF button would 404; it is
+    rendered hidden until ``make pdf`` puts the PDF in the site (then it shows:
+    ``tests/build/test_pdf.py``). The landing page lists only the PDFs that exist."""
+    from tools.bookmeta import pdf_name
+
+    for name in toc_files():
+        links = soup(book / lang / f"{name}.html").select("a.book-pdf-link")
+        assert len(links) == 1, f"{lang}/{name}: {len(links)} PDF buttons"
+        target = (book / lang / links[0]["href"]).resolve()
+        assert target.name == pdf_name(lang), (name, links[0]["href"])
+        assert links[0].has_attr("hidden") != target.is_file(), (
+            f"{lang}/{name}: PDF button {'hidden' if links[0].has_attr('hidden') else 'shown'}, "
+            f"the PDF {'exists' if target.is_file() else 'does not exist'}")
+    landing = (book / "index.html").read_text(encoding="utf-8")
+    assert (f'href="pdf/{pdf_name(lang)}"' in landing) == (book / "pdf" / pdf_name(lang)).is_file()

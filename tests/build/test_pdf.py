@@ -204,6 +204,7 @@ def test_pages_link_to_the_pdf(pdf_log, lang):
                              "html.parser")
         links = soup.select("a.book-pdf-link")
         assert len(links) == 1, f"{lang}/{name}: PDF button missing"
+        assert not links[0].has_attr("hidden"), f"{lang}/{name}: PDF button still hidden"
         target = (HTML / lang / links[0]["href"]).resolve()
         assert target.is_file() and target.name == pdf_name(lang), (name, links[0]["href"])
     landing = (HTML / "index.html").read_text(encoding="utf-8")

@@ -291,3 +291,58 @@ def test_interactive_names_its_wrong_arguments():
     with pytest.raises(TypeError, match="figure must be a matplotlib Figure"):
         book.interactive(_line_chart(), plt.gca())
     plt.close("all")
+
+
+def _tick_labels_overlap(ax) -> list[str]:
+    """The visible tick labels of ``ax`` (major and minor) whose boxes overlap a neighbour's."""
+    fig = ax.figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    found = []
+    for axis in (ax.xaxis, ax.yaxis):
+        lo, hi = sorted(axis.get_view_interval())
+        labels = [t.label1 for t in axis.get_major_ticks() + axis.get_minor_ticks()
+                  if t.label1.get_visible() and t.label1.get_text()
+                  and lo <= t.get_loc() <= hi]
+        boxes = [(lab.get_window_extent(renderer), lab.get_text()) for lab in labels]
+        for i, (a, ta) in enumerate(boxes):
+            for b, tb in boxes[i + 1:]:
+                if a.overlaps(b):
+                    found.append(f"{ta!r} / {tb!r}")
+    return found
+
+
+@pytest.mark.parametrize("xs, ys", [
+    ([128, 256, 512, 1024], [1.0, 2.5, 7.0, 30.0]),  # the appendix's attention benchmark
+    ([10, 20, 50, 100, 200], [3.1, 3.4, 3.9, 4.6, 6.0]),  # the decode benchmark: narrow y
+    ([300, 400, 600], [0.02, 0.03, 0.05]),
+])
+def test_log_axes_spanning_less_than_two_decades_have_readable_tick_labels(xs, ys):
+    """zh review m17 / en review m3: on a log axis spanning less than a decade matplotlib
+    labels the minor ticks, "2×10² 3×10²4×10² 6×10²", run together."""
+    import matplotlib.pyplot as plt
+
+    ax = d2l.plot(xs, [ys, [2 * y for y in ys]], xscale="log", yscale="log",
+                  legend=["a", "b"], figsize=(4.5, 3))
+    try:
+        assert not _tick_labels_overlap(ax)
+        for axis in (ax.xaxis, ax.yaxis):
+            lo, hi = sorted(axis.get_view_interval())
+            shown = [t.label1.get_text() for t in axis.get_major_ticks()
+                     if t.label1.get_text() and lo <= t.get_loc() <= hi]
+            assert len(shown) >= 2, shown  # the axis can still be read
+            assert not any("\\times" in s or "×" in s for s in shown), shown
+    finally:
+        plt.close(ax.figure)
+
+
+def test_wide_log_axes_keep_matplotlib_labels_at_powers_of_ten():
+    import matplotlib.pyplot as plt
+    from matplotlib import ticker
+
+    ax = d2l.plot([1, 10, 100, 1000, 10000], [1, 2, 3, 4, 5], xscale="log")
+    try:
+        assert isinstance(ax.xaxis.get_major_formatter(), ticker.LogFormatterSciNotation)
+        assert not _tick_labels_overlap(ax)
+    finally:
+        plt.close(ax.figure)

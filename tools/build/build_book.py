@@ -603,28 +603,58 @@ def edition_toc(lang: str, toc_path: Path, only: str | None, variant: str,
     return toc_path
 
 
-def write_root_index(out_root: Path) -> None:
-    """The site's landing page: it sends a reader to the edition of their language."""
+#: the landing page's PDF links, one per edition whose PDF is built
+PDF_LINKS = {
+    "zh": ('<a href="pdf/{name}" lang="zh-CN" hreflang="zh-CN" type="application/pdf">'
+           '中文版 PDF</a>'),
+    "en": '<a href="pdf/{name}" hreflang="en" type="application/pdf">English edition (PDF)</a>',
+}
+
+
+def write_root_index(out_root: Path, student: bool = False) -> None:
+    """The site's landing page: it sends a reader to the edition of their language, and lists
+    the downloads, the PDF of an edition only where it is built (in ``<site>/pdf/``, or in
+    ``_build/pdf/``, from where :func:`copy_pdfs` copies it)."""
+    from tools.bookmeta import pdf_name
+    from tools.build.book_sphinx.reader import pdf_built
+
     template = string.Template((TEMPLATES / "root_index.html").read_text(encoding="utf-8"))
     out_root.mkdir(parents=True, exist_ok=True)
+    names = {lang: pdf_name(lang, student=student) for lang in ("zh", "en")}
+    links = [PDF_LINKS[lang].format(name=name) for lang, name in names.items()
+             if pdf_built(out_root / lang, name)]
+    pdfs = "<li>" + "\n      · ".join(links) + "</li>"
     (out_root / "index.html").write_text(
-        template.substitute(title_zh=TITLES["zh"], title_en=TITLES["en"]), encoding="utf-8")
+        template.substitute(title_zh=TITLES["zh"], title_en=TITLES["en"],
+                            pdf_links=pdfs if links else ""), encoding="utf-8")
     (out_root / ".nojekyll").write_text("")
 
 
-def publish_downloads(build: Path = BUILD) -> None:
-    """After a full build: the PDFs built earlier go into the site (``tools/build/build_pdf.py``
-    builds them), and the site is zipped for offline reading (``tools/build/package_site.py``)."""
-    from tools.build import package_site
+def copy_pdfs(site: Path, student: bool = False, build: Path = BUILD) -> None:
+    """The PDFs built earlier (``tools/build/build_pdf.py``, into ``_build/pdf/``) go into the
+    site of every edition built, where its pages' PDF button points (``book_sphinx.reader``
+    shows the button when the PDF is in either place)."""
     from tools.bookmeta import pdf_name
 
     for lang in LANGS:
-        pdf = build / "pdf" / pdf_name(lang)
-        if pdf.exists():
-            (build / "html" / "pdf").mkdir(exist_ok=True)
-            shutil.copyfile(pdf, build / "html" / "pdf" / pdf.name)
-    zip_path = package_site.build_offline_copy(build / "html")
-    log(f"offline copy: {zip_path} ({zip_path.stat().st_size / 2**20:.1f} MiB)")
+        pdf = build / "pdf" / pdf_name(lang, student=student)
+        if pdf.exists() and (site / lang).is_dir():
+            (site / "pdf").mkdir(exist_ok=True)
+            shutil.copyfile(pdf, site / "pdf" / pdf.name)
+
+
+def publish_downloads(build: Path = BUILD, variant: str = "html", student: bool = False,
+                      offline_copy: bool = True) -> None:
+    """After a build: the PDFs built earlier go into the site (:func:`copy_pdfs`), its landing
+    page lists them, and (``offline_copy``: a full build of both editions) the site is zipped
+    for offline reading (``tools/build/package_site.py``)."""
+    from tools.build import package_site
+
+    copy_pdfs(build / variant, student=student, build=build)
+    write_root_index(build / variant, student=student)
+    if offline_copy:
+        zip_path = package_site.build_offline_copy(build / variant)
+        log(f"offline copy: {zip_path} ({zip_path.stat().st_size / 2**20:.1f} MiB)")
 
 
 def main(argv=None) -> int:
@@ -680,9 +710,8 @@ def main(argv=None) -> int:
     except BuildError as e:
         print(f"[build_book] {e}", file=sys.stderr)
         return 1
-    write_root_index(build / variant)
-    if variant == "html" and not args.lang:
-        publish_downloads(build)
+    publish_downloads(build, variant, student=args.student,
+                      offline_copy=variant == "html" and not args.lang)
     total = time.perf_counter() - t0
     log(", ".join(f"{k}: {v:.0f} s" for k, v in times.items()) + f"; total {total:.0f} s")
     log(f"open {build / variant / 'index.html'}")

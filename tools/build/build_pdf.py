@@ -38,6 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from tools.build import build_book
+from tools.build.book_sphinx.reader import show_pdf_buttons
 from tools import ci_times
 from tools.bookmeta import AUTHORS, LANGS, ROOT, TITLES, load_yaml, pdf_name, toc_files
 
@@ -309,6 +310,10 @@ def publish(built: list[tuple[str, str]], build: Path = BUILD) -> None:
         if (site / lang).is_dir():
             (site / "pdf").mkdir(exist_ok=True)
             shutil.copyfile(pdf, site / "pdf" / pdf.name)
+            show_pdf_buttons(site / lang)  # the pages rendered it hidden while it was missing
+    for variant in {v for _, v in built}:  # their download lists name the PDFs now there
+        if (sites[variant] / "index.html").exists():
+            build_book.write_root_index(sites[variant], student=variant == "student")
     if any(v == "full" for _, v in built) and (sites["full"] / "index.html").exists():
         from tools.build import package_site
 

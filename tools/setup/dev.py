@@ -461,7 +461,7 @@ def write_lock():
 CHECK_TESTS = ["tests/library", "tests/code", "tests/corpus", "tests/chapters", "tests/setup",
                "tests/authoring",
                "tests/scripts", "tests/gpu", "tests/build/test_cache_keys.py",
-               "tests/build/test_busy_machine.py"]
+               "tests/build/test_busy_machine.py", "tests/build/test_book_sphinx_quick.py"]
 CHECK_MARKERS = "not book and not browser and not pdf and not gpu_rehearsal"
 
 

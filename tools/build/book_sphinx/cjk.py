@@ -4,9 +4,13 @@ A soft break renders as a space; English needs it, Chinese has none between word
 """
 from __future__ import annotations
 
+import re
 
 from docutils import nodes
 from tools.myst import CJK_RE
+
+#: full-width punctuation (CJK symbols and punctuation, full-width forms): （，。） and the like
+PUNCT_RE = re.compile("[\u3000-\u303f\uff00-\uffef]")
 
 _VERBATIM = (nodes.FixedTextElement, nodes.literal, nodes.math, nodes.raw, nodes.comment)
 
@@ -16,8 +20,9 @@ def join_cjk_lines(app, doctree, docname=None):
 
     Browsers render a soft line break as a space, which in Chinese text shows as a stray gap
     in the middle of a sentence (English needs the space; Chinese has none between words).
-    A break next to a Latin letter, a digit or inline code stays a space. Code, literals and
-    math are left alone. Explicit spaces (around a cross-reference, say) are the author's.
+    A break next to a Latin letter, a digit or inline code stays a space, unless the other side
+    is full-width punctuation (``$x$\n（`` renders ``$x$（``). Code, literals and math are
+    left alone. Explicit spaces (around a cross-reference, say) are the author's.
     """
     if app.config.book_lang != "zh":
         return
@@ -39,6 +44,8 @@ def join_cjk_lines(app, doctree, docname=None):
                 right = s[j + 1] if j + 1 < len(s) else after
                 if CJK_RE.match(left or " ") and CJK_RE.match(right or " "):
                     continue
+                if PUNCT_RE.match(left or " ") or PUNCT_RE.match(right or " "):
+                    continue  # full-width punctuation takes no space, beside math neither
             out.append(ch)
         joined = "".join(out)
         if joined != s:
