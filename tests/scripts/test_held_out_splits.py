@@ -4,23 +4,16 @@ does, not by how the call is spelled: no held-out English sentence is trained on
 The scripts: ``scripts/train_full.py`` (the full-data run) and ``bench/time_to_bleu.py``."""
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 
 import d2lmini as d2l
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _train_full():
-    spec = importlib.util.spec_from_file_location("train_full", ROOT / "scripts" / "train_full.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["train_full"] = module
-    spec.loader.exec_module(module)
-    return module
+    from test_train_full_split import _script  # the script loaded as the other test loads it
+    return _script()
 
 
 def _time_to_bleu():

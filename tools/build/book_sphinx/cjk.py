@@ -30,7 +30,7 @@ def join_cjk_lines(app, doctree, docname=None):
         if "\n" not in text:
             continue
         parent = text.parent
-        if parent is None or any(isinstance(a, _VERBATIM) for a in _ancestors(text)):
+        if parent is None or any(isinstance(a, _VERBATIM) for a in ancestors(text)):
             continue
         # by identity: Element.index compares by value, and every soft break is an equal "\n"
         i = next(k for k, child in enumerate(parent.children) if child is text)
@@ -54,7 +54,8 @@ def join_cjk_lines(app, doctree, docname=None):
             parent.children[i] = new
 
 
-def _ancestors(node):
+def ancestors(node):
+    """The node's parents, nearest first."""
     node = node.parent
     while node is not None:
         yield node

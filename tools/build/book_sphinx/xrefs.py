@@ -21,6 +21,7 @@ import re
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
+from tools.build.book_sphinx.cjk import ancestors
 
 OPEN, CLOSE = "“", "”"
 #: marks that already enclose a title (the author's own quoting)
@@ -53,15 +54,8 @@ def in_a_sentence(node: addnodes.pending_xref) -> bool:
     if block is None:
         return False
     rest = "".join(t.astext() for t in block.findall(nodes.Text)
-                   if not any(a is node for a in _ancestors(t)))
+                   if not any(a is node for a in ancestors(t)))
     return bool(LETTER_RE.search(rest))
-
-
-def _ancestors(node):
-    node = node.parent
-    while node is not None:
-        yield node
-        node = node.parent
 
 
 class QuoteSectionTitles(SphinxPostTransform):
