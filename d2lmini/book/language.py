@@ -145,12 +145,12 @@ def label(en: str | Sequence[str], zh: str | Sequence[str]) -> Any:
 
 
 def magnitude(n: float, lang: str | None = None) -> str:
-    """A large count as the edition writes it in prose: Chinese counts in 万 (10⁴) and 亿 (10⁸),
-    English in millions and billions.
+    """A large count as the edition writes it in prose: Chinese counts in 万 (10,000) and 亿
+    (100 million), English in millions and billions.
 
     ``lang`` is ``'zh'`` or ``'en'`` (default: the edition's, ``$D2LMINI_LANG``). Chinese:
-    ``'2.14 亿'`` from 10⁸ on, ``'6308 万'`` from 10⁶, ``'3.7 万'`` from 10⁴; English:
-    ``'2.14 billion'`` from 10⁹, ``'63.1 million'`` from 10⁶; a smaller count is written
+    ``'2.14 亿'`` from 1e8 on, ``'6308 万'`` from 1e6, ``'3.7 万'`` from 1e4; English:
+    ``'2.14 billion'`` from 1e9, ``'63.1 million'`` from 1e6; a smaller count is written
     out, ``'9,500'``. A chapter glues the string (``glue(name, book.magnitude(n))``) and each
     edition's sentence places it, so neither edition borrows the other's units.
     """

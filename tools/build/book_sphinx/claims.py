@@ -235,6 +235,18 @@ def plain_text(statement: str) -> str:
     return re.sub(r"`([^`]+)`", r"\1", text)
 
 
+def statement_node(statement: str) -> nodes.paragraph:
+    """A statement as a paragraph: its code spans set as code (an example sentence, a name), the
+    rest of its MyST markup dropped (:func:`plain_text`)."""
+    paragraph = nodes.paragraph()
+    for i, part in enumerate(re.split(r"`([^`]+)`", statement)):
+        if i % 2:
+            paragraph += nodes.literal(text=part)
+        elif part:
+            paragraph += nodes.Text(plain_text(part))
+    return paragraph
+
+
 def status(record: dict[str, Any], text: dict[str, str]) -> str:
     if record["kind"] == "chosen":
         return text["chose_true"] if record["holds"] else text["chose_false"]
@@ -295,7 +307,7 @@ def chapter_section(report: str, docname: str, title: str, records: list[dict[st
         values = ", ".join(f"{k} = {format_value(v)}" for k, v in r["values"].items())
         kind = text["kind_guarded"] if r["kind"] == "guarded" else text["kind_chosen"]
         # the values are Python's (names, numbers, the strings a run produced): set as code
-        rows.append([nodes.literal(text=r["name"]), kind, plain_text(r["statement"]),
+        rows.append([nodes.literal(text=r["name"]), kind, statement_node(r["statement"]),
                      nodes.literal(text=values) if values else "–", status(r, text)])
     section += make_table([text["claim"], text["kind"], text["statement"], text["values"],
                            text["status"]], rows, ["claims-table"])
