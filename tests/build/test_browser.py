@@ -40,7 +40,7 @@ def page(browser, site):
 
 def _open(page, url):
     page.goto(url, wait_until="load")
-    page.wait_for_load_state("networkidle")
+    page.wait_for_load_state("networkidle", timeout=90_000)  # a loaded CI machine is slow
 
 
 def _check_images(page, where):
