@@ -16,6 +16,7 @@ benchmarks use none of their features, so :func:`import_d2l` installs small stan
 
 from __future__ import annotations
 
+import contextlib
 import importlib.machinery
 import importlib.util
 import math
@@ -197,16 +198,23 @@ class _PositionsFrom(nn.Module):
         return self.pos_encoding.dropout(X + P)
 
 
+@contextlib.contextmanager
+def _positions_fixed(net):
+    """Within the block, ``net``'s decoder continues its positions across calls."""
+    original = net.decoder.pos_encoding
+    net.decoder.pos_encoding = _PositionsFrom(original)
+    try:
+        yield
+    finally:
+        net.decoder.pos_encoding = original
+
+
 def predict_seq2seq_positions_fixed(net, src_sentence, src_vocab, tgt_vocab, num_steps, device):
     """d2l 0.17.6's own ``predict_seq2seq``, run with one change: the decoder's positional
     encoding gives the t-th generated token the encoding of position t (d2l's gives every
     token, decoded alone, that of position 0). Same arguments and result."""
-    original = net.decoder.pos_encoding
-    net.decoder.pos_encoding = _PositionsFrom(original)
-    try:
+    with _positions_fixed(net):
         return d2l.predict_seq2seq(net, src_sentence, src_vocab, tgt_vocab, num_steps, device)
-    finally:
-        net.decoder.pos_encoding = original
 
 
 def check_positions_fixed(seed: int = 0) -> float:
@@ -224,21 +232,16 @@ def check_positions_fixed(seed: int = 0) -> float:
         full, _ = net.decoder(tgt, net.decoder.init_state(enc, valid))
         net.eval()
 
-        def one_at_a_time(fixed: bool) -> torch.Tensor:
-            original = net.decoder.pos_encoding
-            if fixed:
-                net.decoder.pos_encoding = _PositionsFrom(original)
-            try:
-                state, out = net.decoder.init_state(enc, valid), []
-                for t in range(tgt.shape[1]):
-                    y, state = net.decoder(tgt[:, t:t + 1], state)
-                    out.append(y)
-                return torch.cat(out, 1)
-            finally:
-                net.decoder.pos_encoding = original
+        def one_at_a_time() -> torch.Tensor:
+            state, out = net.decoder.init_state(enc, valid), []
+            for t in range(tgt.shape[1]):
+                y, state = net.decoder(tgt[:, t:t + 1], state)
+                out.append(y)
+            return torch.cat(out, 1)
 
-        fixed = (one_at_a_time(True) - full).abs().max().item()
-        shipped = (one_at_a_time(False) - full).abs().max().item()
+        with _positions_fixed(net):
+            fixed = (one_at_a_time() - full).abs().max().item()
+        shipped = (one_at_a_time() - full).abs().max().item()
     if not (fixed < 1e-4 < shipped):
         raise AssertionError(f"positions fixed: {fixed:.2e} (want < 1e-4); d2l as shipped: "
                              f"{shipped:.2e} (want > 1e-4)")

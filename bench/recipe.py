@@ -212,7 +212,7 @@ def _per_seed(runs: list, arm: str, key) -> list[float]:
 def comparisons(runs: list) -> dict:
     """Paired over seeds: ``arm - baseline`` in dev BLEU (and decoding settings on the baseline's
     models), each with d2lmini.compare's interval and verdict ('better': higher BLEU)."""
-    def compare(name, base, other, what):
+    def compare(base, other, what):
         c = d2lmini.compare([-b for b in base], [-o for o in other])
         return {"what": what, "baseline": base, "arm": other, "mean_difference": -c.diff,
                 "half_width": c.half_width, "verdict": c.verdict, "seeds": c.n}
@@ -220,23 +220,21 @@ def comparisons(runs: list) -> dict:
     base = _per_seed(runs, "baseline", dev("avg_beam4"))
     out = {}
     for arm in ARMS[1:]:
-        out[arm] = compare(arm, base, _per_seed(runs, arm, dev("avg_beam4")),
+        out[arm] = compare(base, _per_seed(runs, arm, dev("avg_beam4")),
                            f"{arm} against the baseline, dev BLEU (averaged weights, beam 4)")
-    out["bpe_shared_test"] = compare(
-        "bpe_shared_test", _per_seed(runs, "baseline", lambda r: r["test_bleu"]),
+    out["bpe_shared_test"] = compare(_per_seed(runs, "baseline", lambda r: r["test_bleu"]),
         _per_seed(runs, "bpe_shared", lambda r: r["test_bleu"]),
         "bpe_shared against the baseline, test BLEU (averaged weights, beam 4)")
     b = lambda key: _per_seed(runs, "baseline", dev(key))  # noqa: E731
-    out["averaging"] = compare("averaging", b("final_beam4"), base,
+    out["averaging"] = compare(b("final_beam4"), base,
                                "averaged against final weights (beam 4), dev BLEU")
-    out["beam4_vs_greedy"] = compare("beam4_vs_greedy", b("avg_beam1"), base,
+    out["beam4_vs_greedy"] = compare(b("avg_beam1"), base,
                                      "beam 4 against greedy search (averaged weights)")
-    out["beam8_vs_beam4"] = compare("beam8_vs_beam4", base, b("avg_beam8"),
+    out["beam8_vs_beam4"] = compare(base, b("avg_beam8"),
                                     "beam 8 against beam 4 (averaged weights)")
     for alpha in ALPHAS:
         if alpha != 0.6:
-            out[f"alpha{alpha:g}_vs_0.6"] = compare(
-                f"alpha{alpha:g}", base, b(f"avg_beam4_alpha{alpha:g}"),
+            out[f"alpha{alpha:g}_vs_0.6"] = compare(base, b(f"avg_beam4_alpha{alpha:g}"),
                 f"alpha {alpha:g} against 0.6 (beam 4, averaged weights)")
     return out
 
